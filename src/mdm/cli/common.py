@@ -1,0 +1,42 @@
+"""Helpers shared by the CLI modules."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+
+from mdm.errors import MdmError
+
+
+@contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn :class:`MdmError` (and bad-input OSError) into one line on stderr and exit code 1."""
+    try:
+        yield
+    except MdmError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+def echo_json(obj: Any) -> None:
+    """Print one JSON object on stdout (NumPy scalars converted)."""
+    typer.echo(json.dumps(obj, indent=2, default=_default))
+
+
+def _default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,27 @@
+"""The ``mdm`` command line: a thin layer over the pipeline stages.
+
+Each sub-command lives in its own module of :mod:`mdm.cli` and wraps its body in
+:func:`mdm.cli.common.cli_errors`, so bad input gives one line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="mdm",
+    help="Analytical GPU performance prediction (MDM, GPUMech family, MWP-CWP).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    # One line per sub-command module (keep sorted).
+    from mdm.cli import trace as _trace
+
+    app.add_typer(_trace.app, name="trace")
+
+
+_register()

@@ -1,0 +1,201 @@
+"""Typed, frozen, validated GPU configuration.
+
+Units are in field names. Conventions (decided here, used by every stage):
+
+* Core-side latencies (``*_cycles``) are in core clock cycles.
+* Memory-side latencies are in nanoseconds (``l2.hit_latency_ns``, ``dram.latency_ns``,
+  ``noc.latency_ns``) so that a DVFS study that changes ``core_clock_mhz`` keeps them
+  constant in time, as the memory system runs on its own clocks. Use the
+  ``*_cycles`` properties of :class:`GPUConfig` to get them in core cycles.
+* ``l2.hit_latency_ns`` is the uncontended round trip of an L1 miss that hits in the L2
+  (L1 miss to reply, excluding ``l1.hit_latency_cycles``): the paper's L^MinLLC minus
+  the L1 pipeline. ``dram.latency_ns`` is the *additional* round trip of an L2 miss
+  (L^MinDRAM, paper 001 eq. 4).
+* Bandwidths are in GB/s (10^9 bytes per second).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+class SMConfig(_Strict):
+    max_threads: int = Field(ge=32, le=4096)
+    max_warps: int = Field(ge=1, le=128)
+    max_blocks: int = Field(ge=1, le=128)
+    registers: int = Field(ge=1024, description="32-bit registers per SM")
+    shared_mem_bytes: int = Field(ge=0)
+    schedulers: int = Field(ge=1, le=16, description="warp schedulers (sub-cores) per SM")
+    scheduler_policy: Literal["gto", "lrr"] = "gto"
+    issue_width: int = Field(
+        default=1, ge=1, le=4, description="instructions per scheduler per cycle"
+    )
+    register_alloc_granularity: int = Field(
+        default=256, ge=1, description="registers per warp, rounding unit"
+    )
+    shared_mem_alloc_granularity: int = Field(default=256, ge=1)
+
+
+class LatencyConfig(_Strict):
+    """Result latency per instruction class, core cycles."""
+
+    int_alu_cycles: int = Field(default=4, ge=1)
+    fp32_cycles: int = Field(default=4, ge=1)
+    fp64_cycles: int = Field(default=20, ge=1)
+    sfu_cycles: int = Field(default=20, ge=1)
+    tensor_cycles: int = Field(default=32, ge=1)
+    shared_mem_cycles: int = Field(default=24, ge=1)
+    const_tex_cycles: int = Field(default=24, ge=1)
+    branch_cycles: int = Field(default=4, ge=1)
+    barrier_cycles: int = Field(default=4, ge=1)
+    other_cycles: int = Field(default=4, ge=1)
+
+
+class L1Config(_Strict):
+    enabled: bool = Field(default=True, description="global loads cached in L1")
+    size_bytes: int = Field(ge=1024)
+    ways: int = Field(ge=1)
+    line_bytes: int = Field(default=128, ge=32)
+    sector_bytes: int = Field(default=32, ge=4)
+    sectored: bool = False
+    mshr_entries: int = Field(ge=1)
+    mshr_max_merge: int = Field(default=8, ge=1)
+    miss_queue_entries: int = Field(default=16, ge=1, description="SM-to-NoC queue")
+    write_policy: Literal["write_through", "write_back"] = "write_through"
+    write_allocate: bool = False
+    allocate_on: Literal["miss", "fill"] = Field(
+        default="miss", description="'fill' = streaming L1 (paper 004 III-C)"
+    )
+    set_index: Literal["linear", "fermi_hash"] = "linear"
+    hit_latency_cycles: int = Field(ge=1)
+    coalescer: Literal["warp", "quarter_warp"] = Field(
+        default="warp",
+        description="'warp': one request per line touched by the warp (Pascal and earlier); "
+        "'quarter_warp': per 8-thread group, 32 B sectors (Volta and later, paper 004 III-A)",
+    )
+
+    @model_validator(mode="after")
+    def _geometry(self) -> L1Config:
+        _check_geometry(self.size_bytes, self.ways, self.line_bytes, self.sector_bytes, "l1")
+        return self
+
+    @property
+    def sets(self) -> int:
+        return self.size_bytes // (self.ways * self.line_bytes)
+
+
+class L2Config(_Strict):
+    size_bytes: int = Field(ge=1024, description="total over all banks")
+    banks: int = Field(ge=1)
+    ways: int = Field(ge=1)
+    line_bytes: int = Field(default=128, ge=32)
+    sector_bytes: int = Field(default=32, ge=4)
+    sectored: bool = False
+    mshr_per_bank: int = Field(default=128, ge=1)
+    mshr_max_merge: int = Field(default=8, ge=1)
+    write_policy: Literal["write_back", "write_through"] = "write_back"
+    write_allocate: bool = True
+    set_index: Literal["linear", "ipoly"] = "linear"
+    bank_interleave_bytes: int = Field(default=256, ge=32)
+    hit_latency_ns: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _geometry(self) -> L2Config:
+        if self.size_bytes % self.banks:
+            raise ValueError(
+                f"l2.size_bytes={self.size_bytes} is not a multiple of banks={self.banks}"
+            )
+        _check_geometry(
+            self.size_bytes // self.banks, self.ways, self.line_bytes, self.sector_bytes, "l2 bank"
+        )
+        return self
+
+    @property
+    def sets_per_bank(self) -> int:
+        return self.size_bytes // (self.banks * self.ways * self.line_bytes)
+
+
+class NoCConfig(_Strict):
+    bandwidth_gbps: float = Field(gt=0, description="total L2-to-SM data bandwidth")
+    sm_port_gbps: float | None = Field(default=None, gt=0, description="per-SM ejection port")
+    latency_ns: float = Field(default=0.0, ge=0)
+
+
+class DRAMConfig(_Strict):
+    bandwidth_gbps: float = Field(gt=0)
+    channels: int = Field(ge=1)
+    latency_ns: float = Field(gt=0)
+    atom_bytes: int = Field(default=32, ge=1, description="bytes per DRAM column command")
+
+
+class GPUConfig(_Strict):
+    name: str
+    compute_capability: int = Field(
+        ge=20, le=120, description="e.g. 61 for Pascal GP10x, 70 for Volta"
+    )
+    core_clock_mhz: float = Field(gt=0)
+    n_sm: int = Field(ge=1, le=1024)
+    warp_size: Literal[32] = 32
+    sm: SMConfig
+    latency: LatencyConfig = LatencyConfig()
+    l1: L1Config
+    l2: L2Config
+    noc: NoCConfig
+    dram: DRAMConfig
+
+    # ---- derived quantities in core cycles -------------------------------
+    @property
+    def core_clock_ghz(self) -> float:
+        return self.core_clock_mhz / 1000.0
+
+    @property
+    def l2_hit_latency_cycles(self) -> float:
+        return self.l2.hit_latency_ns * self.core_clock_ghz
+
+    @property
+    def dram_latency_cycles(self) -> float:
+        return self.dram.latency_ns * self.core_clock_ghz
+
+    @property
+    def noc_latency_cycles(self) -> float:
+        return self.noc.latency_ns * self.core_clock_ghz
+
+    @property
+    def noc_bytes_per_cycle(self) -> float:
+        """Total NoC bandwidth in bytes per core cycle."""
+        return self.noc.bandwidth_gbps / self.core_clock_ghz
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """Total DRAM bandwidth in bytes per core cycle."""
+        return self.dram.bandwidth_gbps / self.core_clock_ghz
+
+    def with_updates(self, updates: dict[str, object]) -> GPUConfig:
+        """A new validated config with dotted-path fields replaced, e.g. ``{"l1.mshr_entries": 64}``."""
+        data = self.model_dump()
+        for path, value in updates.items():
+            node = data
+            parts = path.split(".")
+            for p in parts[:-1]:
+                if not isinstance(node, dict) or p not in node:
+                    raise KeyError(f"unknown configuration field {path!r}")
+                node = node[p]
+            if not isinstance(node, dict) or parts[-1] not in node:
+                raise KeyError(f"unknown configuration field {path!r}")
+            node[parts[-1]] = value
+        return GPUConfig.model_validate(data)
+
+
+def _check_geometry(size: int, ways: int, line: int, sector: int, what: str) -> None:
+    if size % (ways * line):
+        raise ValueError(f"{what}: size {size} B is not a multiple of ways*line = {ways}*{line}")
+    if line % sector:
+        raise ValueError(f"{what}: line_bytes {line} is not a multiple of sector_bytes {sector}")
+    if line & (line - 1):
+        raise ValueError(f"{what}: line_bytes {line} must be a power of two")

@@ -1,0 +1,1 @@
+"""explore stage of the mdm pipeline."""

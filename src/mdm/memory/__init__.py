@@ -1,0 +1,1 @@
+"""memory stage of the mdm pipeline."""

@@ -1,0 +1,114 @@
+"""Results of the cache simulation (pipeline step 3) consumed by the models.
+
+Counting conventions (shared by the simulator, the models and ``mdm validate``):
+
+* An *access* is one request after coalescing: a 128 B line request for a
+  non-sectored L1 (coalescer ``warp``), a 32 B sector request for a sectored one.
+* L1 *reads* are global loads (and local loads); ``l1_read_pending_hits`` are reads
+  merged into an MSHR entry already in flight (Accel-Sim's ``HIT_RESERVED``), they are
+  neither hits nor misses. ``l1_read_misses`` are new MSHR allocations.
+* L1 *writes* are global stores (write-through, no-allocate in the default L1).
+* L2 counters include reads and writes arriving from all L1s.
+* ``dram_read_bytes`` / ``dram_write_bytes`` are bytes moved; divide by the
+  configuration's ``dram.atom_bytes`` for Accel-Sim's column-command counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class PCStats:
+    """Per static instruction (PC) counters of one kernel, columnar, sorted by ``pc``."""
+
+    pc: np.ndarray  # uint32[p]
+    executions: np.ndarray  # int64[p]: warp instructions executed at this PC
+    l1_accesses: np.ndarray  # int64[p]
+    l1_hits: np.ndarray  # int64[p]
+    l1_pending_hits: np.ndarray  # int64[p]
+    l1_misses: np.ndarray  # int64[p]
+    l2_accesses: np.ndarray  # int64[p]
+    l2_misses: np.ndarray  # int64[p]
+
+    def index(self, pc: int) -> int:
+        i = int(np.searchsorted(self.pc, pc))
+        if i >= len(self.pc) or self.pc[i] != pc:
+            raise KeyError(f"no memory statistics for pc {pc:#x}")
+        return i
+
+
+@dataclass
+class WarpMemTrace:
+    """Per warp instruction counters of one tracked warp (all instructions of the warp)."""
+
+    warp: int  # warp index in the kernel trace
+    requests: np.ndarray  # int32[n]: coalesced L1 requests of each instruction (0 if not global)
+    l1_misses: np.ndarray  # int32[n]: requests that missed L1 (new MSHRs or write-through writes)
+    l1_pending_hits: np.ndarray  # int32[n]
+    l2_misses: np.ndarray  # int32[n]: of those, requests that missed L2
+
+
+@dataclass
+class KernelCacheStats:
+    kernel_id: int
+    name: str
+    l1_read_accesses: int = 0
+    l1_read_hits: int = 0
+    l1_read_pending_hits: int = 0
+    l1_read_misses: int = 0
+    l1_write_accesses: int = 0
+    l2_accesses: int = 0
+    l2_misses: int = 0
+    l2_read_accesses: int = 0
+    l2_read_misses: int = 0
+    dram_read_bytes: int = 0
+    dram_write_bytes: int = 0
+    per_pc: PCStats | None = None
+    warps: dict[int, WarpMemTrace] = field(default_factory=dict)
+
+    @property
+    def l1_miss_rate(self) -> float:
+        """Read miss rate as Accel-Sim reports it: (misses) / accesses; pending hits count as hits."""
+        return self.l1_read_misses / self.l1_read_accesses if self.l1_read_accesses else 0.0
+
+    @property
+    def l2_miss_rate(self) -> float:
+        return self.l2_misses / self.l2_accesses if self.l2_accesses else 0.0
+
+    @property
+    def l2_read_miss_rate(self) -> float:
+        return self.l2_read_misses / self.l2_read_accesses if self.l2_read_accesses else 0.0
+
+
+@dataclass
+class CacheSimResult:
+    """Cache statistics of a whole application on one configuration."""
+
+    config_name: str
+    kernels: list[KernelCacheStats]
+
+    def total(self) -> KernelCacheStats:
+        """Sum of the scalar counters over all kernels."""
+        tot = KernelCacheStats(kernel_id=-1, name="total")
+        for k in self.kernels:
+            for f in SCALAR_FIELDS:
+                setattr(tot, f, getattr(tot, f) + getattr(k, f))
+        return tot
+
+
+SCALAR_FIELDS = (
+    "l1_read_accesses",
+    "l1_read_hits",
+    "l1_read_pending_hits",
+    "l1_read_misses",
+    "l1_write_accesses",
+    "l2_accesses",
+    "l2_misses",
+    "l2_read_accesses",
+    "l2_read_misses",
+    "dram_read_bytes",
+    "dram_write_bytes",
+)

@@ -1,0 +1,1 @@
+"""traces stage of the mdm pipeline."""

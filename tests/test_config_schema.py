@@ -1,0 +1,44 @@
+import pytest
+from pydantic import ValidationError
+
+from mdm.config.gpu import GPUConfig
+
+BASE = {
+    "name": "t",
+    "compute_capability": 61,
+    "core_clock_mhz": 1400,
+    "n_sm": 28,
+    "sm": {
+        "max_threads": 2048,
+        "max_warps": 64,
+        "max_blocks": 32,
+        "registers": 65536,
+        "shared_mem_bytes": 98304,
+        "schedulers": 4,
+    },
+    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
+    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 100 / 1.4},
+    "noc": {"bandwidth_gbps": 1050},
+    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 220 / 1.4},
+}
+
+
+def test_derived_cycles_follow_core_clock():
+    cfg = GPUConfig.model_validate(BASE)
+    assert cfg.l1.sets == 64
+    assert cfg.l2.sets_per_bank == 128
+    assert cfg.dram_latency_cycles == pytest.approx(220)
+    slow = cfg.with_updates({"core_clock_mhz": 700})
+    assert slow.dram_latency_cycles == pytest.approx(110)
+    assert slow.noc_bytes_per_cycle == pytest.approx(1500)
+
+
+def test_unknown_and_out_of_range_fields_are_rejected():
+    with pytest.raises(ValidationError, match="mshr_entrys"):
+        GPUConfig.model_validate({**BASE, "l1": {**BASE["l1"], "mshr_entrys": 3}})
+    with pytest.raises(ValidationError, match="n_sm"):
+        GPUConfig.model_validate({**BASE, "n_sm": 0})
+    with pytest.raises(ValidationError, match="multiple of ways"):
+        GPUConfig.model_validate({**BASE, "l1": {**BASE["l1"], "size_bytes": 50000}})
+    with pytest.raises(KeyError, match="l1.nope"):
+        GPUConfig.model_validate(BASE).with_updates({"l1.nope": 1})
