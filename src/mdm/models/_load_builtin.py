@@ -1,0 +1,1 @@
+"""Imports the built-in model modules so that their ``@register`` decorators run."""

@@ -1,0 +1,113 @@
+"""One interface for every performance model, and the registry.
+
+A model turns a :class:`KernelInput` (profile + configuration + memory statistics
++ occupancy of one kernel) into a :class:`KernelPrediction`. Adding a model means
+one module that subclasses :class:`Model` and one ``@register`` decorator.
+
+Conventions:
+
+* ``cycles`` are core cycles of the whole kernel on the whole GPU.
+* ``ipc`` is *warp* instructions per core cycle of the whole GPU (multiply by the
+  mean active lanes for thread IPC; the relative error of eq. 11 is the same).
+* ``cpi_stack`` maps component names to cycles per warp instruction of the whole
+  GPU; the components sum to ``cycles / warp_insts``. Interval models use at least
+  ``base``, ``dependency``, ``mshr``, ``noc``, ``dram``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from mdm.config.gpu import GPUConfig
+from mdm.memory.stats import KernelCacheStats
+from mdm.profile.intervals import IntervalProfile
+
+
+@dataclass(frozen=True)
+class InstructionMix:
+    """Per-warp average instruction counts of a kernel, by role (for MWP-CWP and rooflines)."""
+
+    total: float  # warp instructions per warp
+    compute: float  # non-memory instructions
+    global_loads: float
+    global_stores: float
+    shared: float  # shared-memory loads and stores
+    barriers: float
+    coalesced_mem: float  # global memory instructions generating one request per line... (see docs)
+    uncoalesced_mem: float
+    requests_per_uncoalesced: float  # mean coalesced requests of an uncoalesced memory instruction
+
+
+@dataclass(frozen=True)
+class KernelInput:
+    """Everything a model may use to predict one kernel on one configuration."""
+
+    name: str
+    gpu: GPUConfig
+    profile: IntervalProfile  # representative warp
+    warps_per_sm: int  # W: concurrent warps per active SM (occupancy)
+    blocks_per_sm: int  # concurrent blocks per SM
+    active_sms: int  # SMs that receive at least one block
+    n_blocks: int
+    warps_per_block: int
+    total_warp_insts: int  # whole kernel
+    total_thread_insts: int
+    mix: InstructionMix
+    cache: KernelCacheStats
+
+    @property
+    def n_warps(self) -> int:
+        return self.n_blocks * self.warps_per_block
+
+    @property
+    def waves(self) -> float:
+        """Fractional number of waves of blocks over the active SMs."""
+        return self.n_blocks / (self.blocks_per_sm * self.active_sms)
+
+
+@dataclass
+class KernelPrediction:
+    model: str
+    kernel: str
+    cycles: float
+    warp_insts: int
+    cpi_stack: dict[str, float]
+    md_fraction: float = 0.0  # share of the rep warp's intervals that are MD (eq. 2)
+    details: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ipc(self) -> float:
+        return self.warp_insts / self.cycles
+
+
+class Model(ABC):
+    """Base class of all models. Subclasses set ``name`` and implement ``predict_kernel``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def predict_kernel(self, inp: KernelInput) -> KernelPrediction:
+        """Predict one kernel."""
+
+
+MODELS: dict[str, type[Model]] = {}
+
+
+def register(cls: type[Model]) -> type[Model]:
+    """Class decorator adding a model to :data:`MODELS` under ``cls.name``."""
+    if cls.name in MODELS:
+        raise ValueError(f"model {cls.name!r} registered twice")
+    MODELS[cls.name] = cls
+    return cls
+
+
+def get_model(name: str) -> Model:
+    from mdm.models import _load_builtin  # noqa: F401  (imports the built-in models)
+
+    try:
+        return MODELS[name]()
+    except KeyError:
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None

@@ -1,0 +1,74 @@
+"""Interval profile of one warp (pipeline step 2; model-notes section 1).
+
+An interval is a run of instructions issued back to back followed by a stall;
+interval ``i`` has ``n_insts[i]`` instructions and ``stall[i]`` stall cycles of the
+warp running alone without contention. The memory columns are what MDM's
+equations need per interval (paper 001 eqs. 2-3, 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class IntervalProfile:
+    """Per-interval columns of the representative warp of one kernel."""
+
+    n_insts: np.ndarray  # float64[I]: warp instructions in interval i
+    stall: np.ndarray  # float64[I]: S_i, uncontended stall cycles ending interval i
+    read_misses: np.ndarray  # float64[I]: M^Read_i, L1 read-miss requests (new MSHRs)
+    write_reqs: np.ndarray  # float64[I]: M^Write_i, L1 write requests sent to L2
+    l2_miss_rate: np.ndarray  # float64[I]: LLC miss ratio of the interval's L1 misses
+    warp: int = -1  # index of the warp in the kernel trace (-1: synthetic)
+
+    def __post_init__(self) -> None:
+        n = self.n_insts.shape
+        for name in ("stall", "read_misses", "write_reqs", "l2_miss_rate"):
+            if getattr(self, name).shape != n:
+                raise ValueError(
+                    f"IntervalProfile.{name} has shape {getattr(self, name).shape}, expected {n}"
+                )
+
+    @property
+    def n_intervals(self) -> int:
+        return int(self.n_insts.shape[0])
+
+    @property
+    def total_insts(self) -> float:
+        return float(self.n_insts.sum())
+
+    @property
+    def total_stall(self) -> float:
+        return float(self.stall.sum())
+
+    @classmethod
+    def from_lists(
+        cls,
+        n_insts: list[float],
+        stall: list[float],
+        read_misses: list[float] | None = None,
+        write_reqs: list[float] | None = None,
+        l2_miss_rate: list[float] | float = 0.0,
+    ) -> IntervalProfile:
+        """Build a profile by hand (tests, examples)."""
+        n = np.asarray(n_insts, dtype=np.float64)
+        zeros = np.zeros_like(n)
+        miss = (
+            np.full_like(n, float(l2_miss_rate))
+            if np.isscalar(l2_miss_rate)
+            else np.asarray(l2_miss_rate, dtype=np.float64)
+        )
+        return cls(
+            n_insts=n,
+            stall=np.asarray(stall, dtype=np.float64),
+            read_misses=zeros.copy()
+            if read_misses is None
+            else np.asarray(read_misses, dtype=np.float64),
+            write_reqs=zeros.copy()
+            if write_reqs is None
+            else np.asarray(write_reqs, dtype=np.float64),
+            l2_miss_rate=miss,
+        )
