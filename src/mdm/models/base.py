@@ -87,6 +87,9 @@ class Model(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
+    # True when the theory says more NoC/DRAM bandwidth never adds queueing stall
+    # (checked by the contract test); MWP-CWP's eq. (23) is not monotone.
+    queue_monotone: ClassVar[bool] = True
 
     @abstractmethod
     def predict_kernel(self, inp: KernelInput) -> KernelPrediction:

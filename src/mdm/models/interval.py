@@ -1,0 +1,281 @@
+"""Shared machinery of the interval models (MDM, GPUMech family).
+
+An interval model computes, for one *wave* (W warps resident on each of ``sms``
+SMs), the per-interval terms of paper 001 eq. (1):
+``C_i + S_i^MSHR + S_i^NoC + S_i^DRAM``. Their sum is the time the representative
+warp (and with it the W concurrent warps) needs: ``IPC^SM = W sum(n) / sum(...)``
+(eq. 1) and ``IPC = #SMs x IPC^SM``.
+
+Kernel cycles (an open choice, decided here):
+
+* Waves: with ``waves = n_blocks / (blocks_per_sm * active_sms) <= 1`` there is one
+  wave with ``inp.warps_per_sm`` warps (the pipeline gives the actual occupancy).
+  Otherwise ``floor(waves)`` full waves run with ``W = warps_per_sm`` warps on
+  ``active_sms`` SMs, and the remaining ``tail_blocks`` blocks form a tail wave on
+  ``min(active_sms, tail_blocks)`` SMs with ``W_tail = ceil(tail_blocks / sms) *
+  warps_per_block`` warps each (a tail has less TLP and less contention).
+* The wave times are those of the representative warp; they are scaled by
+  ``total_warp_insts / (n_warps * sum(n))`` so that a representative warp shorter
+  or longer than the average warp does not bias the kernel's instruction count.
+  The kernel IPC is then ``total_warp_insts / cycles`` (paper 001 Section III-C:
+  several kernels aggregate as total instructions over total cycles).
+* Roofline floor: the interval equations can predict fewer cycles than the
+  kernel's bandwidth bound (the half-latency heuristic of eq. 9 halves the queue
+  time of NMD intervals whatever the traffic; GPUMech's M/D/1 queue is per
+  interval). No execution can beat ``max(compute, NoC bytes/B, DRAM bytes/B)``
+  from the cache statistics, so cycles are ``max(eq. (1) cycles, roofline)``; the
+  excess goes to the binding component of the CPI stack and ``details`` records
+  ``cycles_eq1``, ``roofline_cycles`` and ``roofline_bound`` (1.0 when it binds).
+
+CPI stack (cycles per warp instruction of the whole GPU): ``base`` is
+``C_i - S_i`` (issue of this and the other warps' instructions), ``dependency``
+is ``S_i`` (uncontended dependency and latency stalls), ``mshr`` the extra MSHR
+batches times the uncontended latency, ``noc``/``dram`` the queueing stalls,
+including the queueing part of each extra batch (so ``mshr + noc + dram =
+S^MSHR + S^NoC + S^DRAM`` exactly, and ``mshr`` never grows with more MSHRs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mdm.models.base import KernelInput, KernelPrediction
+from mdm.models.multiwarp import SchedulerView, profile_cycles
+from mdm.models.roofline import request_bytes, roofline_bound
+
+COMPONENTS = ("base", "dependency", "mshr", "noc", "dram")
+
+
+@dataclass
+class MemoryInputs:
+    """Per-interval memory quantities of one wave shared by MDM and GPUMech (paper 001 eqs. 2-4, 7-8)."""
+
+    view: SchedulerView
+    c: np.ndarray  # C_i
+    stall: np.ndarray  # S_i
+    single: np.ndarray  # n_i / IR + S_i: the warp's interval alone
+    warps: int  # W (per SM, sharing the L1 MSHRs)
+    sms: int  # #SMs of eq. (9)
+    mshrs: int  # #MSHRs, or the NoC queue size for a streaming L1 (footnote 2)
+    read: np.ndarray  # M^Read
+    write: np.ndarray  # M^Write
+    llc_miss: np.ndarray  # LLC miss ratio
+    md: np.ndarray  # eq. (2)
+    m: np.ndarray  # eq. (3)
+    l_min_llc: float
+    l_min_dram: float
+    l_nocontention: np.ndarray  # eq. (4)
+    l_noc_service: float  # eq. (7)
+    l_dram_line: float  # f x BlockSize / B^DRAM (eq. 8 without the miss ratio)
+
+    @property
+    def l_dram_service(self) -> np.ndarray:
+        """Eq. (8): f x LLCMissRatio x BlockSize / B^DRAM."""
+        return self.llc_miss * self.l_dram_line
+
+
+def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
+    """Evaluate eqs. (2)-(4), (7), (8) of paper 001 for ``warps`` warps per SM on ``sms`` SMs.
+
+    Open choices: ``L^MinLLC = l1.hit_latency_cycles + l2_hit_latency_cycles`` (the
+    config's L2 figure is the round trip after the L1 pipeline); ``L^MinDRAM =
+    dram_latency_cycles``. BlockSize is one L1 request (line, or sector for a
+    sectored L1). B^NoC and B^DRAM are the *total* bandwidths of the config, i.e.
+    ``n`` channels times one channel's bandwidth, so the paper's "divide the
+    service latency by n to model an n-channel system" is already done: the NoC's
+    "n" is the number of its L2-side ports, which the total bandwidth accounts for.
+    """
+    gpu = inp.gpu
+    prof = inp.profile
+    c, view = profile_cycles(gpu, prof, warps)
+    # Footnote 2: a streaming L1 (allocate on fill) blocks on the SM's NoC queue.
+    mshrs = gpu.l1.miss_queue_entries if gpu.l1.allocate_on == "fill" else gpu.l1.mshr_entries
+    read = prof.read_misses
+    write = prof.write_reqs
+    miss = prof.l2_miss_rate
+    md = read * warps > mshrs  # eq. (2)
+    m = np.minimum(read * warps, mshrs) + write * warps  # eq. (3)
+    l_min_llc = gpu.l1.hit_latency_cycles + gpu.l2_hit_latency_cycles
+    l_min_dram = gpu.dram_latency_cycles
+    l0 = l_min_llc + miss * l_min_dram  # eq. (4)
+    block = request_bytes(gpu)
+    l_noc = block / gpu.noc_bytes_per_cycle  # eq. (7): f x BlockSize / B^NoC
+    l_dram = block / gpu.dram_bytes_per_cycle  # eq. (8) without LLCMissRatio
+    return MemoryInputs(
+        view=view,
+        c=c,
+        stall=prof.stall,
+        single=prof.n_insts / view.issue_rate + prof.stall,
+        warps=warps,
+        sms=sms,
+        mshrs=mshrs,
+        read=read,
+        write=write,
+        llc_miss=miss,
+        md=md,
+        m=m,
+        l_min_llc=float(l_min_llc),
+        l_min_dram=float(l_min_dram),
+        l_nocontention=l0,
+        l_noc_service=float(l_noc),
+        l_dram_line=float(l_dram),
+    )
+
+
+@dataclass
+class WaveTerms:
+    """Per-interval CPI-stack terms of one wave, summing to eq. (1)'s denominator."""
+
+    base: np.ndarray
+    dependency: np.ndarray
+    mshr: np.ndarray
+    noc: np.ndarray
+    dram: np.ndarray
+    md: np.ndarray
+    details: dict[str, float] = field(default_factory=dict)
+
+    def totals(self) -> dict[str, float]:
+        return {k: float(getattr(self, k).sum()) for k in COMPONENTS}
+
+    @property
+    def time(self) -> float:
+        return sum(self.totals().values())
+
+
+def stack_terms(
+    mi: MemoryInputs,
+    s_noc: np.ndarray,
+    s_dram: np.ndarray,
+    batches: np.ndarray,
+    queue_in_mshr: bool,
+    details: dict[str, float],
+) -> WaveTerms:
+    """Assemble the CPI-stack terms from the queue stalls and the extra-batch factor.
+
+    ``S^MSHR = batches x L`` with ``L = L^NoContention + S^NoC + S^DRAM`` when
+    ``queue_in_mshr`` (MDM eq. 5-6, GPUMech+) or ``L = L^NoContention`` (GPUMech).
+    """
+    q = batches if queue_in_mshr else np.zeros_like(batches)
+    return WaveTerms(
+        base=mi.c - mi.stall,
+        dependency=mi.stall.copy(),
+        mshr=batches * mi.l_nocontention,
+        noc=(1.0 + q) * s_noc,
+        dram=(1.0 + q) * s_dram,
+        md=mi.md,
+        details=details,
+    )
+
+
+def check_input(inp: KernelInput) -> None:
+    """Reject inputs no model can use, naming the kernel and the field."""
+    p = inp.profile
+    problems = []
+    if p.n_intervals == 0 or p.total_insts <= 0:
+        problems.append("the representative warp's profile has no instructions")
+    if inp.total_warp_insts <= 0:
+        problems.append(f"total_warp_insts={inp.total_warp_insts} must be > 0")
+    for name in ("warps_per_sm", "blocks_per_sm", "active_sms", "n_blocks", "warps_per_block"):
+        if getattr(inp, name) < 1:
+            problems.append(f"{name}={getattr(inp, name)} must be >= 1")
+    for name in ("n_insts", "stall", "read_misses", "write_reqs", "l2_miss_rate"):
+        col = getattr(p, name)
+        if not np.all(np.isfinite(col)) or np.any(col < 0):
+            problems.append(f"profile.{name} must be finite and >= 0")
+    if np.any(p.l2_miss_rate > 1):
+        problems.append("profile.l2_miss_rate must be <= 1")
+    if problems:
+        raise ValueError(f"kernel {inp.name!r}: " + "; ".join(problems))
+
+
+WaveFn = Callable[[KernelInput, int, int], WaveTerms]
+
+
+def predict_interval_model(model: str, inp: KernelInput, wave: WaveFn) -> KernelPrediction:
+    """Kernel prediction from a per-wave model (waves, tail, scaling, roofline floor: module doc)."""
+    check_input(inp)
+    waves = inp.waves
+    main = wave(inp, inp.warps_per_sm, inp.active_sms)
+    totals = main.totals()
+    details = dict(main.details)
+    if waves > 1:
+        full = math.floor(waves)
+        tail_blocks = inp.n_blocks - full * inp.blocks_per_sm * inp.active_sms
+        totals = {k: v * full for k, v in totals.items()}
+        if tail_blocks > 0:
+            sms_tail = min(inp.active_sms, tail_blocks)
+            w_tail = math.ceil(tail_blocks / sms_tail) * inp.warps_per_block
+            for k, v in wave(inp, w_tail, sms_tail).totals().items():
+                totals[k] += v
+            details["tail_warps_per_sm"] = float(w_tail)
+            details["tail_sms"] = float(sms_tail)
+        details["full_waves"] = float(full)
+    scale = inp.total_warp_insts / (inp.n_warps * inp.profile.total_insts)
+    details.update(
+        waves=float(waves),
+        rep_warp_scale=float(scale),
+        wave_cycles=main.time,
+        ipc_sm_eq1=inp.warps_per_sm * inp.profile.total_insts / main.time,
+    )
+    totals = {k: v * scale for k, v in totals.items()}
+    return finish_prediction(model, inp, totals, details, float(np.mean(main.md)))
+
+
+def finish_prediction(
+    model: str,
+    inp: KernelInput,
+    totals: dict[str, float],
+    details: dict[str, float],
+    md_fraction: float = 0.0,
+) -> KernelPrediction:
+    """Kernel prediction from whole-kernel component cycles, floored at the roofline.
+
+    The excess of the roofline over ``sum(totals)`` goes to the binding component
+    (``base``, ``noc`` or ``dram``); ``details`` gets ``cycles_eq1`` (the model's own
+    cycles), ``roofline_cycles`` and ``roofline_bound``.
+    """
+    totals = dict(totals)
+    cycles_eq = sum(totals.values())
+    bound = roofline_bound(inp)
+    cycles = cycles_eq
+    if bound.cycles > cycles_eq:
+        totals[bound.binding] = totals.get(bound.binding, 0.0) + bound.cycles - cycles_eq
+        cycles = bound.cycles
+    n = inp.total_warp_insts
+    details = dict(details)
+    details.update(
+        cycles_eq1=float(cycles_eq),
+        roofline_cycles=bound.cycles,
+        roofline_bound=float(bound.cycles > cycles_eq),
+    )
+    return KernelPrediction(
+        model=model,
+        kernel=inp.name,
+        cycles=float(cycles),
+        warp_insts=n,
+        cpi_stack={k: v / n for k, v in totals.items()},
+        md_fraction=md_fraction,
+        details=details,
+    )
+
+
+def common_details(mi: MemoryInputs) -> dict[str, float]:
+    """Debugging values shared by the interval models."""
+    return {
+        "W": float(mi.warps),
+        "W_sc": float(mi.view.warps),
+        "IR": mi.view.issue_rate,
+        "sms": float(mi.sms),
+        "mshrs": float(mi.mshrs),
+        "M_mean": float(mi.m.mean()),
+        "L_MinLLC": mi.l_min_llc,
+        "L_MinDRAM": mi.l_min_dram,
+        "L_NoContention_mean": float(mi.l_nocontention.mean()),
+        "L_NoCService": mi.l_noc_service,
+        "L_DRAMService_mean": float(mi.l_dram_service.mean()),
+        "C_total": float(mi.c.sum()),
+    }

@@ -1,0 +1,110 @@
+"""Multi-warp cycles C_i of the representative warp (model-notes section 3).
+
+C_i is the number of cycles an SM takes to execute interval ``i`` of the
+representative warp while ``W`` warps run concurrently without memory contention
+(paper 001 Section III-C: "MDM obtains C_i similarly to GPUMech").
+
+Scheduler organisation (an open choice, decided here):
+
+* Compute capability >= 70 (Volta and later): the SM's warps are split over its
+  sub-cores, as GCoM does (yonsei-hpcp/gcom ``src/interval_model.cc``):
+  ``W_sc = ceil(W / schedulers)`` warps share one scheduler that issues
+  ``IR = issue_width`` warp instructions per cycle.
+* Earlier architectures: the same split is used when ``split`` is forced; by
+  default the SM is one pooled scheduler with ``W_sc = W`` warps and
+  ``IR = schedulers * issue_width`` (any warp may take any issue slot; this is the
+  "max_issue" of the authors' script wanglu1991/MDM-instrumentation
+  ``interval_warp_model_E.py``, which models one issue stage per SM). Both views
+  have the same peak SM issue rate ``schedulers * issue_width``.
+
+Formulations (``C = sum(n)/IR + sum(S) + sum(extra)/IR``):
+
+* GTO, as the authors' script ``TotalRegionCycles_GTO``: ``P = sum(n) / (sum(n)/IR
+  + sum(S))``; ``avg_n = sum(n) / #intervals``; ``p_i = min(1, P * S_i)`` (1 when
+  ``S_i = 0``); ``extra_i = max(0, p_i (W_sc - 1) avg_n - IR S_i)``.
+* LRR: the other ``W_sc - 1`` warps issue between two instructions of this warp,
+  so ``C_i = max(n_i/IR + S_i, W_sc n_i / IR)``.
+
+Issue cap (both policies): ``C_i >= W_sc n_i / IR``: the ``W_sc`` warps of the
+scheduler cannot issue their ``n_i`` instructions faster than the peak issue rate.
+The authors' script caps the multi-warp IPC at ``max_issue`` for the same reason;
+applying it per interval keeps every model at or above the compute roofline.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mdm.config.gpu import GPUConfig
+from mdm.profile.intervals import IntervalProfile
+
+
+@dataclass(frozen=True)
+class SchedulerView:
+    """How the SM's warps map onto issue slots."""
+
+    warps: int  # W_sc: warps competing for one scheduler (pooled: all W)
+    issue_rate: float  # IR: warp instructions per cycle of that scheduler
+    split: bool  # True: warps split over sub-cores
+
+
+def scheduler_view(gpu: GPUConfig, warps_per_sm: int, split: bool | None = None) -> SchedulerView:
+    """``W_sc`` and ``IR`` for ``warps_per_sm`` resident warps (see module docstring).
+
+    ``split=None`` splits over sub-cores for compute capability >= 70 only.
+    """
+    if warps_per_sm < 1:
+        raise ValueError(f"warps_per_sm must be >= 1, got {warps_per_sm}")
+    if split is None:
+        split = gpu.compute_capability >= 70
+    if split:
+        w_sc = math.ceil(warps_per_sm / gpu.sm.schedulers)
+        return SchedulerView(w_sc, float(gpu.sm.issue_width), True)
+    return SchedulerView(warps_per_sm, float(gpu.sm.schedulers * gpu.sm.issue_width), False)
+
+
+def multiwarp_cycles(
+    n_insts: np.ndarray, stall: np.ndarray, warps: int, issue_rate: float, policy: str = "gto"
+) -> np.ndarray:
+    """Per-interval C_i (float64 array) for ``warps`` warps sharing one scheduler of rate ``issue_rate``.
+
+    ``n_insts`` and ``stall`` are the representative warp's interval columns.
+    """
+    n = np.asarray(n_insts, dtype=np.float64)
+    s = np.asarray(stall, dtype=np.float64)
+    if n.shape != s.shape:
+        raise ValueError(f"n_insts shape {n.shape} != stall shape {s.shape}")
+    if warps < 1 or issue_rate <= 0:
+        raise ValueError(f"need warps >= 1 and issue_rate > 0, got {warps}, {issue_rate}")
+    if n.size == 0:
+        return np.zeros(0)
+    if np.any(n < 0) or np.any(s < 0):
+        raise ValueError("interval instruction counts and stalls must be non-negative")
+    single = n / issue_rate + s
+    if policy == "gto":
+        total_n = float(n.sum())
+        denom = total_n / issue_rate + float(s.sum())
+        p_alone = total_n / denom if denom > 0 else 0.0
+        avg_n = total_n / n.size
+        p = np.where(s == 0, 1.0, np.minimum(1.0, p_alone * s))
+        extra = np.maximum(0.0, p * (warps - 1) * avg_n - issue_rate * s)
+        c = single + extra / issue_rate
+    elif policy == "lrr":
+        c = np.maximum(single, warps * n / issue_rate)
+    else:
+        raise ValueError(f"unknown scheduler policy {policy!r}; expected 'gto' or 'lrr'")
+    return np.maximum(c, warps * n / issue_rate)
+
+
+def profile_cycles(
+    gpu: GPUConfig, profile: IntervalProfile, warps_per_sm: int, split: bool | None = None
+) -> tuple[np.ndarray, SchedulerView]:
+    """C_i of ``profile`` on ``gpu`` with ``warps_per_sm`` resident warps and the config's policy."""
+    view = scheduler_view(gpu, warps_per_sm, split)
+    c = multiwarp_cycles(
+        profile.n_insts, profile.stall, view.warps, view.issue_rate, gpu.sm.scheduler_policy
+    )
+    return c, view

@@ -1,0 +1,81 @@
+"""Roofline bound: the fewest cycles any kernel execution can take.
+
+``cycles = max(compute, NoC, DRAM)`` with
+
+* compute: ``total_warp_insts / (active_sms * schedulers * issue_width)``, the
+  whole kernel issued at the SMs' peak rate;
+* NoC: ``l2_accesses * request_bytes / noc_bytes_per_cycle``, every L1-to-L2
+  request (reads and writes, from the cache statistics) moving one L1 request
+  (a line, or a sector for a sectored L1) over the total NoC bandwidth;
+* DRAM: ``(dram_read_bytes + dram_write_bytes) / dram_bytes_per_cycle``.
+
+Every other model is floored at this bound (see :mod:`mdm.models.interval`).
+The CPI stack puts the compute bound in ``base`` and the excess of the binding
+memory bound in ``noc`` or ``dram``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdm.config.gpu import GPUConfig
+from mdm.models.base import KernelInput, KernelPrediction, Model, register
+
+
+def request_bytes(gpu: GPUConfig) -> int:
+    """Bytes one L1-to-L2 request moves: a sector for a sectored L1, else a line."""
+    return gpu.l1.sector_bytes if gpu.l1.sectored else gpu.l1.line_bytes
+
+
+@dataclass(frozen=True)
+class RooflineBound:
+    compute: float
+    noc: float
+    dram: float
+
+    @property
+    def cycles(self) -> float:
+        return max(self.compute, self.noc, self.dram)
+
+    @property
+    def binding(self) -> str:
+        """``base`` (compute), ``noc`` or ``dram``: the CPI component of the largest bound."""
+        return max((self.compute, "base"), (self.noc, "noc"), (self.dram, "dram"))[1]
+
+
+def roofline_bound(inp: KernelInput) -> RooflineBound:
+    """The three bounds of ``inp`` in core cycles."""
+    gpu = inp.gpu
+    if inp.active_sms < 1:
+        raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
+    peak = inp.active_sms * gpu.sm.schedulers * gpu.sm.issue_width
+    compute = inp.total_warp_insts / peak
+    noc = inp.cache.l2_accesses * request_bytes(gpu) / gpu.noc_bytes_per_cycle
+    dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
+    return RooflineBound(float(compute), float(noc), float(dram))
+
+
+@register
+class Roofline(Model):
+    """max(compute issue bound, NoC bytes / bandwidth, DRAM bytes / bandwidth)."""
+
+    name = "roofline"
+    description = "Roofline bound from the cache statistics (a lower bound on cycles)"
+
+    def predict_kernel(self, inp: KernelInput) -> KernelPrediction:
+        if inp.total_warp_insts <= 0:
+            raise ValueError(f"kernel {inp.name!r}: total_warp_insts must be > 0")
+        b = roofline_bound(inp)
+        cycles = b.cycles
+        stack = {"base": b.compute, "noc": 0.0, "dram": 0.0}
+        if b.binding != "base":
+            stack[b.binding] = cycles - b.compute
+        n = inp.total_warp_insts
+        return KernelPrediction(
+            model=self.name,
+            kernel=inp.name,
+            cycles=cycles,
+            warp_insts=n,
+            cpi_stack={k: v / n for k, v in stack.items()},
+            details={"compute_cycles": b.compute, "noc_cycles": b.noc, "dram_cycles": b.dram},
+        )
