@@ -1,0 +1,173 @@
+"""MDM (paper 001 eqs. 1-10) and GPUMech's MSHR/queue formulas, worked by hand.
+
+Configuration (1 GHz, so ns = cycles): 2 SMs, one scheduler issuing 1 warp
+instruction per cycle, 4 L1 MSHRs, L1 hit 20 cycles, L2 hit round trip 30 ns ->
+L^MinLLC = 50, L^MinDRAM = 50, 128 B lines, NoC 8 GB/s -> L^NoCService = 128/8 =
+16 cycles, DRAM 32 GB/s -> 4 cycles per line.
+
+Representative warp, W = 2 warps per SM on 2 SMs (one wave, 4 warps):
+  interval 0: n = 10, S = 300, M^Read = 1, M^Write = 0, LLC miss 0.5
+  interval 1: n = 5,  S = 100, M^Read = 6, M^Write = 1, LLC miss 0.25
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mdm.config.gpu import GPUConfig
+from mdm.models.base import get_model
+from mdm.models.gpumech import gpumech_mshr_factor, gpumech_queue_delay
+from mdm.models.interval import memory_inputs
+from mdm.models.mdm import mdm_extra_batches, mdm_queue_stalls, noc_saturated
+from mdm.models.multiwarp import multiwarp_cycles
+from mdm.models.synthetic import kernel_input_from_profile
+from mdm.profile.intervals import IntervalProfile
+
+CFG = {
+    "name": "hand",
+    "compute_capability": 61,
+    "core_clock_mhz": 1000,
+    "n_sm": 2,
+    "sm": {
+        "max_threads": 2048,
+        "max_warps": 64,
+        "max_blocks": 32,
+        "registers": 65536,
+        "shared_mem_bytes": 49152,
+        "schedulers": 1,
+    },
+    "l1": {"size_bytes": 16384, "ways": 4, "mshr_entries": 4, "hit_latency_cycles": 20},
+    "l2": {"size_bytes": 262144, "banks": 2, "ways": 8, "hit_latency_ns": 30},
+    "noc": {"bandwidth_gbps": 8},
+    "dram": {"bandwidth_gbps": 32, "channels": 2, "latency_ns": 50},
+}
+GPU = GPUConfig.model_validate(CFG)
+PROFILE = IntervalProfile.from_lists(
+    n_insts=[10, 5],
+    stall=[300, 100],
+    read_misses=[1, 6],
+    write_reqs=[0, 1],
+    l2_miss_rate=[0.5, 0.25],
+)
+
+
+def _inp(gpu: GPUConfig = GPU):
+    return kernel_input_from_profile(gpu, PROFILE, warps_per_sm=2, active_sms=2)
+
+
+def test_multiwarp_cycles_gto_by_hand() -> None:
+    # P = 15 / (15 + 400); p_i = min(1, P S_i) = 1 for both; avg_n = 7.5;
+    # extra_i = max(0, 1 x (2-1) x 7.5 - S_i) = 0 -> C = n + S = [310, 105].
+    assert multiwarp_cycles(PROFILE.n_insts, PROFILE.stall, 2, 1.0).tolist() == [310, 105]
+    # 64 warps: extra_0 = max(0, 63 x 7.5 - 300) = 172.5; extra_1 = 472.5 - 100 = 372.5;
+    # issue cap 64 x n: [640, 320] > [482.5, 477.5]?  C_0 = max(482.5, 640) = 640, C_1 = 477.5.
+    c = multiwarp_cycles(PROFILE.n_insts, PROFILE.stall, 64, 1.0)
+    assert c.tolist() == pytest.approx([640, 477.5])
+    # LRR: C_i = max(n_i + S_i, W n_i) = max([310, 105], [640, 320]).
+    assert multiwarp_cycles(PROFILE.n_insts, PROFILE.stall, 64, 1.0, "lrr").tolist() == [640, 320]
+
+
+def test_equations_one_by_one() -> None:
+    mi = memory_inputs(_inp(), warps=2, sms=2)
+    assert mi.md.tolist() == [False, True]  # eq. (2): 1 x 2 = 2 <= 4; 6 x 2 = 12 > 4
+    assert mi.m.tolist() == [2, 6]  # eq. (3): min(2, 4) + 0; min(12, 4) + 1 x 2
+    assert mi.l_min_llc == 50 and mi.l_min_dram == 50
+    assert mi.l_nocontention.tolist() == [75, 62.5]  # eq. (4): 50 + 0.5 x 50; 50 + 0.25 x 50
+    assert mi.l_noc_service == 16  # eq. (7): 1 GHz x 128 B / 8 GB/s
+    assert mi.l_dram_service.tolist() == [2, 1]  # eq. (8): 0.5 x 4; 0.25 x 4
+    # eq. (10): 16 x 2 x 2 = 64 <= 100 (not saturated); 16 x 6 x 2 = 192 > 100 (saturated)
+    assert noc_saturated(mi).tolist() == [False, True]
+    s_noc, s_dram, _ = mdm_queue_stalls(mi)
+    assert s_noc.tolist() == [32, 192]  # eq. (9): 0.5 x 2 x 2 x 16 (NMD); 2 x 6 x 16 (MD, sat.)
+    assert s_dram.tolist() == [4, 12]  # eq. (9) with eq. (8): 0.5 x 2 x 2 x 2; 2 x 6 x 1
+    # eq. (5): S^Mem_1 = 62.5 + 192 + 12 = 266.5; eq. (6): ceil(12/4) - 1 = 2 extra batches
+    assert mdm_extra_batches(mi).tolist() == [0, 2]
+
+
+def test_mdm_kernel_prediction_by_hand() -> None:
+    p = get_model("mdm").predict_kernel(_inp())
+    # interval 0: 310 + 0 + 32 + 4 = 346; interval 1: 105 + 2 x 266.5 + 192 + 12 = 842
+    assert p.details["S_MSHR_total"] == 533
+    assert p.cycles == 346 + 842  # 4 warps x 15 insts over 2 SMs: eq. (1) IPC = 60 / 1188
+    assert p.ipc == pytest.approx(2 * (2 * 15 / 1188))  # IPC = #SMs x IPC^SM
+    assert p.md_fraction == 0.5
+    assert p.details["roofline_bound"] == 0.0  # NoC bound 32 x 128 / 8 = 512 < 1188
+    stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
+    # base = C - S = 10 + 5; dependency = 400; mshr = 2 x 62.5; noc = 32 + 3 x 192; dram = 4 + 3 x 12
+    assert stack == pytest.approx(
+        {"base": 15, "dependency": 400, "mshr": 125, "noc": 608, "dram": 40}
+    )
+
+
+def test_streaming_l1_uses_the_noc_queue_size() -> None:
+    """Footnote 2: with allocate-on-fill, miss_queue_entries (4) replaces the 256 MSHRs."""
+    cfg = {
+        **CFG,
+        "l1": {**CFG["l1"], "mshr_entries": 256, "allocate_on": "fill", "miss_queue_entries": 4},
+    }
+    streaming = get_model("mdm").predict_kernel(_inp(GPUConfig.model_validate(cfg)))
+    assert streaming.cycles == get_model("mdm").predict_kernel(_inp()).cycles
+    many = {**CFG, "l1": {**CFG["l1"], "mshr_entries": 256}}
+    assert get_model("mdm").predict_kernel(_inp(GPUConfig.model_validate(many))).md_fraction == 0
+
+
+def test_figure4_three_mshrs_three_warps() -> None:
+    """Paper 001 Fig. 4 / Sec. III-B: 3 MSHRs, 3 warps.
+
+    MD (GS = 32): W1's 6 requests over 3 MSHRs are serviced in 2 batches, so one
+    extra batch for W1 alone; all 3 warps (18 requests) need 6 batches. NMD (GS = 1):
+    one request per warp, 3 x 1 <= 3 MSHRs: no MSHR stall and M = 3 requests in flight.
+    """
+    gpu = GPU.with_updates({"l1.mshr_entries": 3})
+    md = IntervalProfile.from_lists([2], [200], read_misses=[6])
+    mi = memory_inputs(kernel_input_from_profile(gpu, md, warps_per_sm=1, active_sms=1), 1, 1)
+    assert mi.md.tolist() == [True] and mdm_extra_batches(mi).tolist() == [1]  # 2 batches
+    assert mi.m.tolist() == [3]  # only 3 requests in flight
+    mi = memory_inputs(kernel_input_from_profile(gpu, md, warps_per_sm=3, active_sms=1), 3, 1)
+    assert mdm_extra_batches(mi).tolist() == [5]  # ceil(18 / 3) = 6 batches
+    nmd = IntervalProfile.from_lists([2], [200], read_misses=[1])
+    mi = memory_inputs(kernel_input_from_profile(gpu, nmd, warps_per_sm=3, active_sms=1), 3, 1)
+    assert mi.md.tolist() == [False] and mdm_extra_batches(mi).tolist() == [0]
+    assert mi.m.tolist() == [3]
+
+
+def test_gpumech_mshr_formula_by_hand() -> None:
+    # R = 6 requests, 4 MSHRs: waits ceil(j/4) for j = 1..6 = 1,1,1,1,2,2 -> sum 8;
+    # D / L = 8/6 - 1 = 1/3.  R = 12, 4 MSHRs: 4 x (1+2+3) = 24 -> 24/12 - 1 = 1.
+    f = gpumech_mshr_factor(np.array([6.0, 12.0, 4.0, 2.0]), 4)
+    assert f.tolist() == pytest.approx([1 / 3, 1.0, 0.0, 0.0])
+    # Slow reference: the literal sum.
+    for r in range(1, 40):
+        for k in (1, 3, 4, 7):
+            ref = sum(math.ceil(j / k) for j in range(1, r + 1)) / r - 1 if r > k else 0.0
+            assert gpumech_mshr_factor(np.array([float(r)]), k)[0] == pytest.approx(ref)
+
+
+def test_gpumech_queue_by_hand() -> None:
+    # A = 10 requests, s = 2 cycles, T = 100: rho = 0.2, M/D/1 wait = 0.2 x 2 / (2 x 0.8) = 0.25.
+    # T = 15: rho = 4/3 >= 1 -> s A / 2 = 10. T = 21: rho = 0.952, M/D/1 = 20 > cap s A / 2 = 10.
+    d = gpumech_queue_delay(
+        np.array([10.0, 10.0, 10.0, 0.0]), 2.0, np.array([100.0, 15.0, 21.0, 5.0])
+    )
+    assert d.tolist() == pytest.approx([0.25, 10.0, 10.0, 0.0])
+
+
+def test_gpumech_prediction_uses_uncontended_latency() -> None:
+    mi = memory_inputs(_inp(), 2, 2)
+    p = get_model("gpumech").predict_kernel(_inp())
+    # R = 12 > 4 MSHRs: factor 1 (above); MSHR stall = 1 x L^NoContention_1 = 62.5; no NoC queue.
+    stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
+    assert stack["mshr"] == pytest.approx(62.5)
+    # Without a NoC model GPUMech predicts fewer cycles than the NoC roofline
+    # (32 requests x 128 B / 8 B per cycle = 512): the floor binds and the excess is NoC stall.
+    assert p.details["roofline_bound"] == 1.0 and p.cycles == 512
+    assert stack["noc"] == pytest.approx(512 - p.details["cycles_eq1"])
+    a_dram = mi.llc_miss * mi.m * 2  # [2, 3] DRAM requests of both SMs, s = 4 cycles
+    t = PROFILE.n_insts + PROFILE.stall  # [310, 105]: rho = [8/310, 12/105]
+    rho = a_dram * 4 / t
+    expected = np.minimum(rho * 4 / (2 * (1 - rho)), 4 * a_dram / 2).sum()
+    assert stack["dram"] == pytest.approx(expected)
+    assert p.details["cycles_eq1"] == pytest.approx(15 + 400 + 62.5 + expected)
