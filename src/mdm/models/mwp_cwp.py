@@ -33,7 +33,8 @@ by ``#Mem_insts`` are otherwise undefined), and takes eq. (24): ``Comp_cycles x 
   and floored at the roofline like every model.
 
 CPI stack: ``base`` (computation terms), ``memory`` (memory terms) and ``sync``
-(eq. 26). MWP-CWP is not monotone in bandwidth in theory (eq. 23's ``Comp_p (MWP
+(eq. 26); when ``MWP < 1`` the paper's negative ``(MWP - 1)`` terms are folded into
+``memory``. MWP-CWP is not monotone in bandwidth in theory (eq. 23's ``Comp_p (MWP
 - 1)`` grows with MWP), so ``queue_monotone`` is False.
 """
 
@@ -237,10 +238,15 @@ class MWPCWP(Model):
         params = mwp_cwp_parameters(inp)
         r = mwp_cwp(**params)
         scale = inp.total_warp_insts / (inp.n_warps * inp.mix.total)
+        # MWP < 1 (less than one memory warp per Mem_L, eq. 6) makes eq. (23)'s and
+        # eq. (26)'s (MWP - 1) terms negative; the total is kept as the paper gives it
+        # and the negative parts are folded into ``memory`` so the stack stays >= 0.
+        base = max(r.comp_part, 0.0)
+        sync = max(r.synch_cost, 0.0)
         totals = {
-            "base": r.comp_part * scale,
-            "memory": r.mem_part * scale,
-            "sync": r.synch_cost * scale,
+            "base": base * scale,
+            "memory": (r.exec_cycles_with_synch - base - sync) * scale,
+            "sync": sync * scale,
         }
         details = {k: float(v) for k, v in asdict(r).items()}
         details.update({f"param_{k}": float(v) for k, v in params.items()})

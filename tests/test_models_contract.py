@@ -1,0 +1,177 @@
+"""Contract every registered model must honour (sklearn ``check_estimator`` style).
+
+For each model and each input (named MD/NMD cases and hypothesis-generated ones):
+cycles positive and finite; CPI stack non-negative and summing to cycles / warp
+instructions; never faster than the roofline from the cache statistics; and,
+where the theory says so (``Model.queue_monotone``), more NoC or DRAM bandwidth
+never adds cycles nor queueing stall, and more MSHRs never add MSHR stall.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mdm.config.gpu import GPUConfig
+from mdm.models import _load_builtin  # noqa: F401
+from mdm.models.base import MODELS, KernelInput, KernelPrediction, get_model
+from mdm.models.roofline import roofline_bound
+from mdm.models.synthetic import kernel_input_from_profile
+from mdm.profile.intervals import IntervalProfile
+
+BASE = {
+    "name": "pascal-like",
+    "compute_capability": 61,
+    "core_clock_mhz": 1400,
+    "n_sm": 28,
+    "sm": {
+        "max_threads": 2048,
+        "max_warps": 64,
+        "max_blocks": 32,
+        "registers": 65536,
+        "shared_mem_bytes": 98304,
+        "schedulers": 4,
+    },
+    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
+    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 100 / 1.4},
+    "noc": {"bandwidth_gbps": 1050},
+    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 220 / 1.4},
+}
+GPU = GPUConfig.model_validate(BASE)
+ALL_MODELS = sorted(MODELS)
+
+NMD = IntervalProfile.from_lists(
+    [20, 8, 30, 5], [40, 300, 12, 250], [0, 1, 0, 2], [0, 0, 0, 1], [0.0, 0.3, 0.0, 0.5]
+)
+MD = IntervalProfile.from_lists([6, 4, 10], [20, 420, 380], [0, 32, 16], [0, 0, 4], [0.0, 0.6, 0.9])
+CASES = {
+    "nmd": kernel_input_from_profile(GPU, NMD, warps_per_sm=48, active_sms=28, warps_per_block=8),
+    "md": kernel_input_from_profile(GPU, MD, warps_per_sm=64, active_sms=28, warps_per_block=4),
+    "md-tail": kernel_input_from_profile(
+        GPU, MD, warps_per_sm=32, active_sms=28, warps_per_block=8, n_blocks=4 * 28 * 2 + 13
+    ),
+    "nmd-small": kernel_input_from_profile(GPU, NMD, warps_per_sm=4, active_sms=3),
+    "volta-streaming": kernel_input_from_profile(
+        GPU.with_updates({"compute_capability": 70, "l1.allocate_on": "fill", "l1.sectored": True}),
+        MD,
+        warps_per_sm=64,
+        active_sms=28,
+        warps_per_block=2,
+    ),
+}
+
+
+def _stall(p: KernelPrediction, *keys: str) -> float:
+    return sum(p.cpi_stack.get(k, 0.0) for k in keys) * p.warp_insts
+
+
+def check_basic(model: str, inp: KernelInput) -> KernelPrediction:
+    p = get_model(model).predict_kernel(inp)
+    assert p.model == model and p.kernel == inp.name
+    assert math.isfinite(p.cycles) and p.cycles > 0
+    assert p.warp_insts == inp.total_warp_insts
+    assert all(math.isfinite(v) and v >= 0 for v in p.cpi_stack.values()), p.cpi_stack
+    assert sum(p.cpi_stack.values()) == pytest.approx(p.cycles / p.warp_insts, rel=1e-9)
+    assert p.ipc == pytest.approx(p.warp_insts / p.cycles)
+    assert p.cycles >= roofline_bound(inp).cycles * (1 - 1e-12)
+    assert 0.0 <= p.md_fraction <= 1.0
+    if model not in ("roofline", "mwp-cwp"):
+        assert {"base", "dependency", "mshr", "noc", "dram"} <= set(p.cpi_stack)
+    return p
+
+
+def _rebuild(inp: KernelInput, updates: dict[str, object]) -> KernelInput:
+    """Same kernel on an updated configuration (cache statistics unchanged)."""
+    return KernelInput(**{**inp.__dict__, "gpu": inp.gpu.with_updates(updates)})
+
+
+def check_monotone(model: str, inp: KernelInput) -> None:
+    m = get_model(model)
+    if not m.queue_monotone:
+        return
+    gpu = inp.gpu
+    p0 = m.predict_kernel(inp)
+    for field, comp in (("noc.bandwidth_gbps", "noc"), ("dram.bandwidth_gbps", "dram")):
+        current = gpu.noc.bandwidth_gbps if comp == "noc" else gpu.dram.bandwidth_gbps
+        p1 = m.predict_kernel(_rebuild(inp, {field: current * 2}))
+        assert p1.cycles <= p0.cycles * (1 + 1e-12), field
+        assert (
+            _stall(p1, "mshr", "noc", "dram")
+            <= _stall(p0, "mshr", "noc", "dram") * (1 + 1e-12) + 1e-9
+        )
+        if not p0.details.get("roofline_bound") and not p1.details.get("roofline_bound"):
+            assert _stall(p1, comp) <= _stall(p0, comp) * (1 + 1e-12) + 1e-9, field
+    more = {"l1.mshr_entries": gpu.l1.mshr_entries * 2}
+    if gpu.l1.allocate_on == "fill":
+        more = {"l1.miss_queue_entries": gpu.l1.miss_queue_entries * 2}
+    p2 = m.predict_kernel(_rebuild(inp, more))
+    assert _stall(p2, "mshr") <= _stall(p0, "mshr") * (1 + 1e-12) + 1e-9
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("model", ALL_MODELS)
+def test_contract_on_named_cases(model: str, case: str) -> None:
+    check_basic(model, CASES[case])
+    check_monotone(model, CASES[case])
+
+
+def test_named_cases_are_what_their_names_say() -> None:
+    mdm = get_model("mdm")
+    assert mdm.predict_kernel(CASES["nmd"]).md_fraction == 0
+    assert mdm.predict_kernel(CASES["md"]).md_fraction > 0
+    assert mdm.predict_kernel(CASES["md-tail"]).details["tail_warps_per_sm"] > 0
+    # MD kernels are the ones where GPUMech's missing batching/queue model shows.
+    assert (
+        mdm.predict_kernel(CASES["md"]).cycles
+        > get_model("gpumech").predict_kernel(CASES["md"]).cycles
+    )
+
+
+def test_bad_inputs_are_rejected_with_the_kernel_name() -> None:
+    inp = CASES["nmd"]
+    empty = KernelInput(**{**inp.__dict__, "total_warp_insts": 0, "name": "k0"})
+    for model in ALL_MODELS:
+        with pytest.raises(ValueError, match="k0"):
+            get_model(model).predict_kernel(empty)
+
+
+@st.composite
+def kernel_inputs(draw: st.DrawFn) -> KernelInput:
+    k = draw(st.integers(1, 5))
+    ints = st.lists(st.integers(1, 60), min_size=k, max_size=k)
+    stalls = st.lists(st.integers(0, 600), min_size=k, max_size=k)
+    reads = st.lists(st.sampled_from([0, 0, 1, 2, 4, 8, 32]), min_size=k, max_size=k)
+    writes = st.lists(st.sampled_from([0, 0, 1, 4]), min_size=k, max_size=k)
+    miss = st.lists(st.floats(0, 1), min_size=k, max_size=k)
+    prof = IntervalProfile.from_lists(
+        draw(ints), draw(stalls), draw(reads), draw(writes), draw(miss)
+    )
+    gpu = GPU.with_updates(
+        {
+            "compute_capability": draw(st.sampled_from([61, 75])),
+            "sm.scheduler_policy": draw(st.sampled_from(["gto", "lrr"])),
+            "l1.mshr_entries": draw(st.sampled_from([4, 32, 128, 256])),
+            "l1.allocate_on": draw(st.sampled_from(["miss", "fill"])),
+            "noc.bandwidth_gbps": draw(st.sampled_from([100.0, 500.0, 1050.0, 4000.0])),
+            "dram.bandwidth_gbps": draw(st.sampled_from([50.0, 200.0, 480.0, 2000.0])),
+        }
+    )
+    wpb = draw(st.sampled_from([1, 2, 4, 8]))
+    warps = wpb * draw(st.integers(1, 64 // wpb))
+    sms = draw(st.integers(1, 28))
+    full = warps // wpb * sms
+    n_blocks = draw(st.integers(1, 3 * full))
+    return kernel_input_from_profile(
+        gpu, prof, warps_per_sm=warps, active_sms=sms, warps_per_block=wpb, n_blocks=n_blocks
+    )
+
+
+@pytest.mark.parametrize("model", ALL_MODELS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=kernel_inputs())
+def test_contract_hypothesis(model: str, inp: KernelInput) -> None:
+    check_basic(model, inp)
+    check_monotone(model, inp)
