@@ -4,18 +4,21 @@ C_i is the number of cycles an SM takes to execute interval ``i`` of the
 representative warp while ``W`` warps run concurrently without memory contention
 (paper 001 Section III-C: "MDM obtains C_i similarly to GPUMech").
 
-Scheduler organisation (an open choice, decided here):
-
-* Compute capability >= 70 (Volta and later): the SM's warps are split over its
-  sub-cores, as GCoM does (yonsei-hpcp/gcom ``src/interval_model.cc``):
-  ``W_sc = ceil(W / schedulers)`` warps share one scheduler that issues
-  ``IR = issue_width`` warp instructions per cycle.
-* Earlier architectures: the same split is used when ``split`` is forced; by
-  default the SM is one pooled scheduler with ``W_sc = W`` warps and
-  ``IR = schedulers * issue_width`` (any warp may take any issue slot; this is the
-  "max_issue" of the authors' script wanglu1991/MDM-instrumentation
-  ``interval_warp_model_E.py``, which models one issue stage per SM). Both views
-  have the same peak SM issue rate ``schedulers * issue_width``.
+Scheduler organisation (an open choice, decided here): the SM's warps are split
+over its schedulers, ``W_sc = ceil(W / schedulers)`` warps competing for one
+scheduler that issues ``IR = issue_width`` warp instructions per cycle, and C_i is
+computed for one scheduler. For compute capability >= 70 this is the sub-core
+split of GCoM (yonsei-hpcp/gcom ``src/interval_model.cc``). We use the same split
+before Volta because the reference simulator binds warps to schedulers statically
+in every generation (GPGPU-Sim ``shader_core_ctx::create_schedulers``: warp slot
+``i`` goes to scheduler ``i % gpgpu_num_sched_per_core``; ``sub_core_model`` only
+isolates register banks and units on Volta), and because the single-warp profile
+already issues at most one instruction per cycle, which a pooled ``IR =
+schedulers x issue_width`` would contradict. The pooled view (``W_sc = W``,
+``IR = schedulers x issue_width``; the authors' script
+wanglu1991/MDM-instrumentation ``interval_warp_model_E.py`` pools all warps on
+one ``max_issue``) remains available with ``split=False``. Both views have the
+same peak SM issue rate ``schedulers x issue_width``.
 
 Formulations (``C = sum(n)/IR + sum(S) + sum(extra)/IR``):
 
@@ -54,12 +57,12 @@ class SchedulerView:
 def scheduler_view(gpu: GPUConfig, warps_per_sm: int, split: bool | None = None) -> SchedulerView:
     """``W_sc`` and ``IR`` for ``warps_per_sm`` resident warps (see module docstring).
 
-    ``split=None`` splits over sub-cores for compute capability >= 70 only.
+    ``split=None`` (default) splits over the schedulers on every architecture.
     """
     if warps_per_sm < 1:
         raise ValueError(f"warps_per_sm must be >= 1, got {warps_per_sm}")
     if split is None:
-        split = gpu.compute_capability >= 70
+        split = True
     if split:
         w_sc = math.ceil(warps_per_sm / gpu.sm.schedulers)
         return SchedulerView(w_sc, float(gpu.sm.issue_width), True)

@@ -1,0 +1,55 @@
+"""Multi-warp cycles C_i (model-notes section 3): invariants and the scheduler split."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_models_contract import BASE  # noqa: E402  (same-directory test module)
+
+from mdm.config.gpu import GPUConfig
+from mdm.models.multiwarp import multiwarp_cycles, scheduler_view
+
+profiles = st.integers(1, 8).flatmap(
+    lambda k: st.tuples(
+        st.lists(st.integers(1, 100), min_size=k, max_size=k),
+        st.lists(st.integers(0, 1000), min_size=k, max_size=k),
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    prof=profiles,
+    warps=st.integers(1, 64),
+    ir=st.sampled_from([1.0, 2.0, 4.0]),
+    policy=st.sampled_from(["gto", "lrr"]),
+)
+def test_invariants(prof: tuple[list[int], list[int]], warps: int, ir: float, policy: str) -> None:
+    n = np.array(prof[0], dtype=np.float64)
+    s = np.array(prof[1], dtype=np.float64)
+    c = multiwarp_cycles(n, s, warps, ir, policy)
+    assert np.all(c >= n / ir + s - 1e-9)  # never faster than the warp alone
+    assert np.all(c >= warps * n / ir - 1e-9)  # never above the peak issue rate
+    assert warps * n.sum() / c.sum() <= ir * (1 + 1e-12)
+    # One warp: C_i = n_i / IR + S_i exactly; more warps never shorten an interval.
+    assert multiwarp_cycles(n, s, 1, ir, policy) == pytest.approx(n / ir + s)
+    more = multiwarp_cycles(n, s, warps + 1, ir, policy)
+    assert np.all(more >= c - 1e-9)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="policy"):
+        multiwarp_cycles(np.ones(2), np.ones(2), 2, 1.0, "fifo")
+    with pytest.raises(ValueError, match="shape"):
+        multiwarp_cycles(np.ones(2), np.ones(3), 2, 1.0)
+
+
+@pytest.mark.parametrize("cc", [61, 70])
+def test_warps_split_over_schedulers(cc: int) -> None:
+    gpu = GPUConfig.model_validate({**BASE, "compute_capability": cc})
+    v = scheduler_view(gpu, 50)  # 4 schedulers: ceil(50 / 4) = 13 warps each, IR 1
+    assert (v.warps, v.issue_rate, v.split) == (13, 1.0, True)
+    pooled = scheduler_view(gpu, 50, split=False)
+    assert (pooled.warps, pooled.issue_rate) == (50, 4.0)
