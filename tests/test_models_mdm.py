@@ -171,3 +171,38 @@ def test_gpumech_prediction_uses_uncontended_latency() -> None:
     expected = np.minimum(rho * 4 / (2 * (1 - rho)), 4 * a_dram / 2).sum()
     assert stack["dram"] == pytest.approx(expected)
     assert p.details["cycles_eq1"] == pytest.approx(15 + 400 + 62.5 + expected)
+
+
+def test_tail_wave_by_hand() -> None:
+    """3 blocks of 2 warps on 2 SMs (1 block per SM): one full wave and a 1-block tail.
+
+    The tail runs W = 2 warps on #SMs = 1: eq. (10) 16 x 6 x 1 = 96 <= 100, not
+    saturated, so both intervals take half the queueing latency (eq. 9):
+    S^NoC = [0.5 x 2 x 16, 0.5 x 6 x 16] = [16, 48], S^DRAM = [0.5 x 2 x 2, 0.5 x 6 x 1] =
+    [2, 3]; S^Mem_1 = 62.5 + 48 + 3 = 113.5, S^MSHR_1 = 2 x 113.5 = 227.
+    Tail = 310 + 16 + 2 + 105 + 227 + 48 + 3 = 711; full wave = 1188 (above).
+    """
+    inp = kernel_input_from_profile(
+        GPU, PROFILE, warps_per_sm=2, active_sms=2, warps_per_block=2, n_blocks=3
+    )
+    p = get_model("mdm").predict_kernel(inp)
+    assert inp.waves == 1.5 and p.details["tail_sms"] == 1 and p.details["tail_warps_per_sm"] == 2
+    assert p.cycles == 1188 + 711
+    assert p.warp_insts == 6 * 15
+
+
+def test_combined_kernels_are_total_insts_over_total_cycles() -> None:
+    from mdm.models.base import combine_predictions
+
+    a = get_model("mdm").predict_kernel(_inp())
+    b = get_model("mdm").predict_kernel(
+        kernel_input_from_profile(
+            GPU, PROFILE, warps_per_sm=2, active_sms=2, warps_per_block=2, n_blocks=3
+        )
+    )
+    tot = combine_predictions([a, b])
+    assert tot.cycles == a.cycles + b.cycles and tot.warp_insts == a.warp_insts + b.warp_insts
+    assert tot.ipc == pytest.approx((60 + 90) / (1188 + 1899))
+    assert sum(tot.cpi_stack.values()) == pytest.approx(tot.cycles / tot.warp_insts)
+    with pytest.raises(ValueError, match="different models"):
+        combine_predictions([a, get_model("gpumech").predict_kernel(_inp())])

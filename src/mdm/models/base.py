@@ -114,3 +114,32 @@ def get_model(name: str) -> Model:
         return MODELS[name]()
     except KeyError:
         raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+
+
+def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") -> KernelPrediction:
+    """Application-level prediction of several kernels of one model (paper 001 Section III-C).
+
+    Cycles and instructions add up, so IPC is total instructions over total cycles;
+    the CPI stack is the instruction-weighted mean of the kernels' stacks (it still
+    sums to ``cycles / warp_insts``) and ``md_fraction`` the instruction-weighted mean.
+    """
+    if not preds:
+        raise ValueError("combine_predictions needs at least one kernel prediction")
+    models = {p.model for p in preds}
+    if len(models) != 1:
+        raise ValueError(f"cannot combine predictions of different models: {sorted(models)}")
+    insts = sum(p.warp_insts for p in preds)
+    cycles = sum(p.cycles for p in preds)
+    stack: dict[str, float] = {}
+    for p in preds:
+        for k, v in p.cpi_stack.items():
+            stack[k] = stack.get(k, 0.0) + v * p.warp_insts
+    return KernelPrediction(
+        model=preds[0].model,
+        kernel=kernel,
+        cycles=cycles,
+        warp_insts=insts,
+        cpi_stack={k: v / insts for k, v in stack.items()},
+        md_fraction=sum(p.md_fraction * p.warp_insts for p in preds) / insts,
+        details={"kernels": float(len(preds))},
+    )
