@@ -7,6 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mdm.config.gpu import GPUConfig
+from mdm.models.multiwarp import multiwarp_cycles, scheduler_view
+
 BASE = {
     "name": "four-schedulers",
     "compute_capability": 61,
@@ -26,8 +29,6 @@ BASE = {
     "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 150},
 }
 
-from mdm.config.gpu import GPUConfig
-from mdm.models.multiwarp import multiwarp_cycles, scheduler_view
 
 profiles = st.integers(1, 8).flatmap(
     lambda k: st.tuples(
