@@ -1,0 +1,336 @@
+"""Sweep runner: work items, executors (serial, process pool, dask), resume, merge.
+
+A *work item* is one workload with all the points whose configurations share one
+``mdm.memory.cache_key``: its cache simulation runs once and every point of the item
+reuses it. Each finished item is written as one Parquet part file
+(``parts/<workload>__<key hash>.parquet``, temp file then ``os.replace``), so a sweep
+killed half-way resumes by skipping the items whose part exists; the merged table is
+rebuilt from the parts, with no row lost or duplicated. ``manifest.json`` records the
+spec; resuming into a folder of a different spec is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mdm.errors import ConfigError, MdmError
+from mdm.explore.spec import Point, SweepSpec, WorkloadSpec, expand_points
+
+Row = dict[str, Any]
+Evaluate = Callable[["WorkItem"], list[Row]]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One workload x one group of points sharing a cache key (picklable)."""
+
+    workload: WorkloadSpec
+    key_hash: str
+    points: tuple[Point, ...]
+    gpus: tuple[Any, ...] = field(hash=False)
+    models: tuple[str, ...]
+    swept_fields: tuple[str, ...]
+
+    @property
+    def part_name(self) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.workload.key)
+        return f"{safe}__{self.key_hash}.parquet"
+
+
+# ---------------------------------------------------------------- backend hooks
+def _load_base(preset: str) -> Any:
+    from mdm.config import load_gpu
+
+    return load_gpu(preset)
+
+
+def _cache_key(gpu: Any) -> tuple:
+    from mdm.memory import cache_key
+
+    return cache_key(gpu)
+
+
+_APP_CACHE: dict[str, Any] = {}
+
+
+def load_app(w: WorkloadSpec) -> Any:
+    """The AppTrace of a workload spec (generated or read), cached per process."""
+    key = w.model_dump_json()
+    if key not in _APP_CACHE:
+        if w.trace is not None:
+            from mdm.traces import open_trace
+
+            _APP_CACHE[key] = open_trace(w.trace)
+        else:
+            from mdm.traces.workloads import generate
+
+            _APP_CACHE[key] = generate(str(w.name), w.seed, **w.params)
+    return _APP_CACHE[key]
+
+
+_PREP_CACHE: dict[str, Any] = {}
+
+
+def _pipeline() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """(prepare, simulate_app, predict_app) of the real pipeline; tests monkeypatch this."""
+    from mdm.memory import simulate_app
+    from mdm.pipeline import predict_app, prepare
+
+    return prepare, simulate_app, predict_app
+
+
+def evaluate_item(item: WorkItem) -> list[Row]:
+    """Default evaluator: one cache simulation, then every point's prediction.
+
+    Keeps only the application-level rows (``kernel == 'total'``), one per model.
+    """
+    prepare, simulate_app, predict_app = _pipeline()
+    key = item.workload.model_dump_json()
+    if key not in _PREP_CACHE:
+        _PREP_CACHE[key] = prepare(load_app(item.workload))
+    prepared = _PREP_CACHE[key]
+    cache = None
+    rows: list[Row] = []
+    for point, gpu in zip(item.points, item.gpus, strict=True):
+        if cache is None:
+            cache = simulate_app(getattr(prepared, "app", prepared), gpu)
+        pred = predict_app(prepared, gpu, list(item.models), cache=cache)
+        for r in pred.to_rows():
+            if r.get("kernel", "total") != "total":
+                continue
+            rows.append(_label(item, point, gpu, r))
+    return rows
+
+
+def field_value(gpu: Any, dotted: str) -> Any:
+    """Value of a dotted configuration field of a GPUConfig (``l1.mshr_entries``)."""
+    node = gpu
+    for part in dotted.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
+    """Prefix a model row with workload, point labels and the swept fields' actual values."""
+    out: Row = {
+        "workload": item.workload.key,
+        "point": point.index,
+        "point_id": point.point_id,
+        "delta": point.delta,
+    }
+    for f in item.swept_fields:
+        out[f] = field_value(gpu, f)
+    out.update({k: v for k, v in r.items() if k != "kernel"})
+    return out
+
+
+# ---------------------------------------------------------------- planning
+def plan(
+    spec: SweepSpec,
+    load_base: Callable[[str], Any] = _load_base,
+    cache_key: Callable[[Any], tuple] = _cache_key,
+) -> list[WorkItem]:
+    """Build every point's validated GPUConfig and group the points by cache key."""
+    base = load_base(spec.base)
+    groups: dict[str, list[tuple[Point, Any]]] = {}
+    for p in expand_points(spec):
+        try:
+            gpu = base.with_updates(dict(p.updates))
+        except (KeyError, ValueError, MdmError) as exc:
+            raise ConfigError(
+                None, f"sweep {spec.name!r}, point {p.index} ({p.delta}, {p.updates}): {exc}"
+            ) from None
+        kh = hashlib.sha1(repr(cache_key(gpu)).encode()).hexdigest()[:12]
+        groups.setdefault(kh, []).append((p, gpu))
+    items = []
+    for w in spec.workloads:
+        for kh, members in groups.items():
+            items.append(
+                WorkItem(
+                    workload=w,
+                    key_hash=kh,
+                    points=tuple(m[0] for m in members),
+                    gpus=tuple(m[1] for m in members),
+                    models=tuple(spec.models),
+                    swept_fields=tuple(spec.swept_fields),
+                )
+            )
+    return items
+
+
+# ---------------------------------------------------------------- I/O helpers
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_table(df: pd.DataFrame, path: Path) -> None:
+    """Write a DataFrame as Parquet or CSV (by suffix) atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------- executors
+def _run_serial(
+    items: Sequence[WorkItem], evaluate: Evaluate
+) -> Iterable[tuple[WorkItem, list[Row]]]:
+    for it in items:
+        yield it, evaluate(it)
+
+
+def _run_pool(
+    items: Sequence[WorkItem], evaluate: Evaluate, workers: int | None
+) -> Iterable[tuple[WorkItem, list[Row]]]:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending = {pool.submit(evaluate, it): it for it in items}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    it = pending.pop(fut)
+                    yield it, fut.result()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def _run_dask(
+    items: Sequence[WorkItem], evaluate: Evaluate, scheduler: Any
+) -> Iterable[tuple[WorkItem, list[Row]]]:
+    from dask.distributed import Client, as_completed
+
+    own = not hasattr(scheduler, "submit")
+    client = Client(scheduler) if own else scheduler
+    try:
+        futs = {client.submit(evaluate, it, pure=False): it for it in items}
+        for fut in as_completed(list(futs)):
+            yield futs[fut], fut.result()
+    finally:
+        if own:
+            client.close()
+
+
+# ---------------------------------------------------------------- main entry
+@dataclass
+class SweepResult:
+    """Outcome of :func:`run_sweep`."""
+
+    table: pd.DataFrame
+    out_dir: Path
+    items_total: int
+    items_run: int
+    items_skipped: int
+
+
+def _manifest(spec: SweepSpec) -> dict[str, Any]:
+    return {"spec": json.loads(spec.model_dump_json())}
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out_dir: str | Path,
+    executor: str = "local",
+    workers: int | None = None,
+    scheduler: Any = None,
+    evaluate: Evaluate = evaluate_item,
+    load_base: Callable[[str], Any] = _load_base,
+    cache_key: Callable[[Any], tuple] = _cache_key,
+    progress: bool = False,
+) -> SweepResult:
+    """Run (or resume) a sweep into ``out_dir``; returns the merged table.
+
+    ``executor``: ``serial`` (in process), ``local`` (process pool of ``workers``),
+    ``dask`` (``scheduler`` = address or a ``dask.distributed.Client``).
+    Writes ``parts/*.parquet``, then ``results.parquet`` and ``results.csv``.
+    """
+    out = Path(out_dir)
+    parts = out / "parts"
+    parts.mkdir(parents=True, exist_ok=True)
+    man_path = out / "manifest.json"
+    manifest = _manifest(spec)
+    if man_path.exists():
+        old = json.loads(man_path.read_text())
+        if old != manifest:
+            raise ConfigError(
+                out,
+                "holds results of a different sweep spec; use another --out or delete the folder",
+            )
+    else:
+        atomic_write_bytes(man_path, json.dumps(manifest, indent=2).encode())
+
+    items = plan(spec, load_base, cache_key)
+    todo = [it for it in items if not (parts / it.part_name).exists()]
+    skipped = len(items) - len(todo)
+    if executor == "serial":
+        stream = _run_serial(todo, evaluate)
+    elif executor == "local":
+        stream = _run_pool(todo, evaluate, workers)
+    elif executor == "dask":
+        if scheduler is None:
+            raise ConfigError(None, "--executor dask needs --scheduler ADDRESS")
+        stream = _run_dask(todo, evaluate, scheduler)
+    else:
+        raise ConfigError(None, f"unknown executor {executor!r}: expected serial, local or dask")
+
+    def consume(advance: Callable[[], None]) -> None:
+        for it, rows in stream:
+            atomic_write_table(pd.DataFrame(rows), parts / it.part_name)
+            advance()
+
+    if progress and todo:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        ) as bar:
+            task = bar.add_task(f"sweep {spec.name}", total=len(todo))
+            consume(lambda: bar.advance(task))
+    else:
+        consume(lambda: None)
+
+    table = merge_parts(out, [it.part_name for it in items])
+    return SweepResult(table, out, len(items), len(todo), skipped)
+
+
+def merge_parts(out: Path, names: Sequence[str]) -> pd.DataFrame:
+    """Concatenate the part files, sort and write ``results.parquet`` / ``results.csv``."""
+    frames = [pd.read_parquet(out / "parts" / n) for n in names]
+    frames = [f for f in frames if len(f)]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if len(table):
+        sort = [c for c in ("workload", "point", "model") if c in table.columns]
+        table = table.sort_values(sort, kind="stable").reset_index(drop=True)
+    atomic_write_table(table, out / "results.parquet")
+    atomic_write_table(table, out / "results.csv")
+    return table

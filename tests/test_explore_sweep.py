@@ -1,0 +1,244 @@
+"""Sweep spec, grid expansion, cache reuse, resume and executors (pipeline faked)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+from mdm.explore import runner
+from mdm.explore.runner import WorkItem, run_sweep
+from mdm.explore.spec import expand_points, load_spec, parse_spec
+
+BASE: dict[str, Any] = {
+    "name": "t",
+    "compute_capability": 61,
+    "core_clock_mhz": 1400,
+    "n_sm": 28,
+    "sm": {
+        "max_threads": 2048,
+        "max_warps": 64,
+        "max_blocks": 32,
+        "registers": 65536,
+        "shared_mem_bytes": 98304,
+        "schedulers": 4,
+    },
+    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
+    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 70.0},
+    "noc": {"bandwidth_gbps": 1050},
+    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 150.0},
+}
+
+
+def fake_base(_preset: str) -> GPUConfig:
+    return GPUConfig.model_validate(copy.deepcopy(BASE))
+
+
+def fake_key(gpu: GPUConfig) -> tuple:
+    return (gpu.n_sm, gpu.l1.mshr_entries)
+
+
+def fake_evaluate(item: WorkItem) -> list[dict[str, Any]]:
+    """Deterministic stand-in for the pipeline: cycles from the swept values."""
+    rows = []
+    for p, gpu in zip(item.points, item.gpus, strict=True):
+        for m in item.models:
+            cycles = 1e6 / gpu.n_sm + 1e5 / gpu.dram.bandwidth_gbps + len(m)
+            r = {"model": m, "cycles": cycles, "ipc": 1e5 / cycles, "cpi_base": 1.0}
+            rows.append(runner._label(item, p, gpu, r))
+    return rows
+
+
+SPEC = {
+    "name": "t",
+    "deltas": {"classic": {}, "small_mshr": {"l1.mshr_entries": 32}},
+    "grid": {"n_sm": [14, 28], "dram.bandwidth_gbps": [240.0, 480.0, 960.0]},
+    "workloads": [{"name": "stride", "params": {"gs": 32}}, {"name": "vecadd"}],
+    "models": ["mdm", "gpumech"],
+}
+
+
+def test_grid_expansion_is_cartesian_with_deltas_and_zip() -> None:
+    spec = parse_spec(SPEC)
+    pts = expand_points(spec)
+    assert len(pts) == 2 * 2 * 3
+    assert len({p.point_id for p in pts}) == len(pts)
+    assert pts[0].updates == {"n_sm": 14, "dram.bandwidth_gbps": 240.0}
+    assert pts[-1].updates == {"l1.mshr_entries": 32, "n_sm": 28, "dram.bandwidth_gbps": 960.0}
+    z = parse_spec(
+        {
+            **SPEC,
+            "deltas": {},
+            "grid": {},
+            "zip": {"n_sm": [14, 56], "core_clock_mhz": [1000, 2000]},
+        }
+    )
+    assert [p.updates for p in expand_points(z)] == [
+        {"n_sm": 14, "core_clock_mhz": 1000},
+        {"n_sm": 56, "core_clock_mhz": 2000},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"workloads": []}, "workloads"),
+        ({"zip": {"a": [1, 2], "b": [1]}}, "zip"),
+        ({"workloads": [{"name": "x", "trace": "y"}]}, "workloads.0"),
+        ({"models": "mdm"}, "models"),
+        ({"bogus": 1}, "bogus"),
+    ],
+)
+def test_spec_errors_name_file_and_field(tmp_path: Path, patch: dict, field: str) -> None:
+    import yaml
+
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump({**SPEC, **patch}))
+    with pytest.raises(ConfigError) as e:
+        load_spec(p)
+    assert str(p) in str(e.value) and field in str(e.value)
+
+
+def test_toml_spec_and_relative_trace(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text('base = "mdm_pascal"\nmodels = ["mdm"]\n[[workloads]]\ntrace = "tr/app"\n')
+    spec = load_spec(p)
+    assert spec.workloads[0].trace == str((tmp_path / "tr" / "app").resolve())
+
+
+def test_unknown_config_field_is_config_error(tmp_path: Path) -> None:
+    spec = parse_spec({**SPEC, "grid": {"l1.nonsense": [1]}})
+    with pytest.raises(ConfigError, match="l1.nonsense"):
+        run_sweep(
+            spec,
+            tmp_path,
+            executor="serial",
+            evaluate=fake_evaluate,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )
+
+
+def _run(tmp: Path, **kw: Any) -> runner.SweepResult:
+    return run_sweep(
+        parse_spec(SPEC), tmp, evaluate=fake_evaluate, load_base=fake_base, cache_key=fake_key, **kw
+    )
+
+
+def test_table_one_row_per_workload_point_model(tmp_path: Path) -> None:
+    res = _run(tmp_path, executor="serial")
+    t = res.table
+    assert len(t) == 2 * 12 * 2
+    assert not t.duplicated(["workload", "point_id", "model"]).any()
+    for col in ("n_sm", "dram.bandwidth_gbps", "l1.mshr_entries", "cycles", "ipc", "cpi_base"):
+        assert col in t.columns
+    # items group points by cache key: 2 workloads x (2 n_sm x 2 mshr)
+    assert res.items_total == 8
+    assert pd.read_csv(tmp_path / "results.csv").shape == t.shape
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "results.parquet"), t)
+    assert set(t["l1.mshr_entries"]) == {32, 128}
+
+
+def test_cache_simulation_once_per_key_and_workload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple] = []
+
+    class Pred:
+        def __init__(self, gpu: GPUConfig, models: list[str]) -> None:
+            self.gpu, self.models = gpu, models
+
+        def to_rows(self) -> list[dict]:
+            rows = [{"model": m, "kernel": "total", "cycles": 1.0, "ipc": 1.0} for m in self.models]
+            return rows + [
+                {"model": m, "kernel": 0, "cycles": 1.0, "ipc": 1.0} for m in self.models
+            ]
+
+    def prepare(app: Any) -> Any:
+        return app
+
+    def simulate(app: Any, gpu: GPUConfig) -> str:
+        calls.append((app, fake_key(gpu)))
+        return "cache"
+
+    def predict(prep: Any, gpu: GPUConfig, models: list[str], cache: Any = None) -> Pred:
+        assert cache == "cache"
+        return Pred(gpu, models)
+
+    monkeypatch.setattr(runner, "_pipeline", lambda: (prepare, simulate, predict))
+    monkeypatch.setattr(runner, "load_app", lambda w: w.key)
+    res = run_sweep(
+        parse_spec(SPEC), tmp_path, executor="serial", load_base=fake_base, cache_key=fake_key
+    )
+    assert len(calls) == len(set(calls)) == 2 * 4  # workloads x distinct (n_sm, mshr)
+    assert len(res.table) == 2 * 12 * 2  # only 'total' rows kept
+
+
+class Boom(RuntimeError):
+    pass
+
+
+def test_resume_after_interruption_no_lost_or_duplicated_rows(tmp_path: Path) -> None:
+    n = {"calls": 0}
+
+    def flaky(item: WorkItem) -> list[dict]:
+        n["calls"] += 1
+        if n["calls"] == 4:
+            raise Boom("killed")
+        return fake_evaluate(item)
+
+    with pytest.raises(Boom):
+        run_sweep(
+            parse_spec(SPEC),
+            tmp_path,
+            executor="serial",
+            evaluate=flaky,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )
+    assert len(list((tmp_path / "parts").glob("*.parquet"))) == 3
+    assert not list((tmp_path / "parts").glob("*.tmp"))
+    n["calls"] = 100
+    res = run_sweep(
+        parse_spec(SPEC),
+        tmp_path,
+        executor="serial",
+        evaluate=flaky,
+        load_base=fake_base,
+        cache_key=fake_key,
+    )
+    assert res.items_skipped == 3 and res.items_run == 5
+    ref = _run(tmp_path / "fresh", executor="serial").table
+    pd.testing.assert_frame_equal(res.table, ref)
+
+
+def test_other_spec_in_same_folder_is_refused(tmp_path: Path) -> None:
+    _run(tmp_path, executor="serial")
+    with pytest.raises(ConfigError, match="different sweep"):
+        run_sweep(
+            parse_spec({**SPEC, "models": ["mdm"]}),
+            tmp_path,
+            executor="serial",
+            evaluate=fake_evaluate,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )
+
+
+def test_process_pool_and_dask_match_serial(tmp_path: Path) -> None:
+    from dask.distributed import Client, LocalCluster
+
+    ref = _run(tmp_path / "serial", executor="serial").table
+    pool = _run(tmp_path / "pool", executor="local", workers=2).table
+    pd.testing.assert_frame_equal(pool, ref)
+    with (
+        LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        dk = _run(tmp_path / "dask", executor="dask", scheduler=client).table
+    pd.testing.assert_frame_equal(dk, ref)
