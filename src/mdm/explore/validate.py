@@ -1,0 +1,281 @@
+"""Validation against reference simulator results (Accel-Sim logs + results table).
+
+For each run of ``DIR/results.csv`` the models predict the run's trace
+(``DIR/traces/<isa>/<workload>``) on ``import_accelsim(DIR/configs/<arch>/gpgpusim.config,
+extra_options)``. Per run we report the IPC error of paper 001 eq. 11, kept signed
+(``(IPC_model - IPC_sim) / IPC_sim``) and absolute. Both IPCs are warp instructions
+per core cycle: ``IPC_sim = warp_insts / gpu_tot_sim_cycle`` of the reference and
+``IPC_model = warp_insts / cycles`` of the model row; the error is the same with
+thread IPC for the same instructions (reference README, results.csv).
+
+When ``DIR/logs/<run_id>.log.xz`` exists, the log's ``gpu_tot_sim_cycle`` is checked
+against the table (a mismatch is an error naming both files) and its per-kernel
+``gpu_sim_cycle`` gives per-kernel errors.
+
+Summaries: mean |error| per model over MD+NMD runs (``mean_abs_error``; calibration
+microbenchmarks reported apart as ``mean_abs_error_calib``), MD / NMD split, per
+architecture, per sweep parameter, and the Spearman rank correlation between model
+and reference IPC over each sweep (the sweep's runs plus the baseline of the same
+workload and architecture).
+
+Work is grouped per (isa, workload): the trace is read and prepared once, and the
+cache simulation runs once per distinct ``cache_key`` among that workload's runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from mdm.errors import ConfigError
+from mdm.explore.accelsim_log import parse_log
+
+REQUIRED_COLUMNS = (
+    "workload",
+    "class",
+    "arch",
+    "isa",
+    "sweep_param",
+    "sweep_value",
+    "warp_insts",
+    "gpu_tot_sim_cycle",
+    "extra_options",
+    "run_id",
+)
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """Read a results table; ``extra_options`` and ``sweep_value`` kept as strings."""
+    path = Path(path)
+    df = pd.read_csv(path, dtype={"sweep_value": str, "extra_options": str, "kernel_cycles": str})
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ConfigError(path, f"results table lacks column(s) {missing}")
+    df["extra_options"] = df["extra_options"].fillna("")
+    df["sweep_value"] = df["sweep_value"].fillna("")
+    bad = df.index[(df["gpu_tot_sim_cycle"] <= 0) | (df["warp_insts"] <= 0)]
+    if len(bad):
+        raise ConfigError(path, f"line {int(bad[0]) + 2}: cycles and warp_insts must be > 0")
+    return df
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """All runs of one (isa, workload): one trace, shared preparation and cache sims."""
+
+    reference: str
+    isa: str
+    workload: str
+    runs: tuple[tuple[str, str, str], ...]  # (run_id, arch, extra_options)
+    models: tuple[str, ...]
+
+
+def _backend() -> dict[str, Callable[..., Any]]:
+    from mdm.config.accelsim import import_accelsim
+    from mdm.memory import cache_key, simulate_app
+    from mdm.pipeline import predict_app, prepare
+    from mdm.traces import open_trace
+
+    return {
+        "import_accelsim": import_accelsim,
+        "open_trace": open_trace,
+        "prepare": prepare,
+        "simulate_app": simulate_app,
+        "cache_key": cache_key,
+        "predict_app": predict_app,
+    }
+
+
+def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None) -> list[dict]:
+    """Predict every run of one workload; rows (run_id, model, kernel, cycles, ...)."""
+    import warnings
+
+    be = backend or _backend()
+    ref = Path(task.reference)
+    app = be["open_trace"](ref / "traces" / task.isa / task.workload)
+    prepared = be["prepare"](app)
+    caches: dict[tuple, Any] = {}
+    rows: list[dict] = []
+    for run_id, arch, extra in task.runs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unmapped options: reported by `mdm config`
+            gpu = be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
+        key = be["cache_key"](gpu)
+        if key not in caches:
+            caches[key] = be["simulate_app"](app, gpu)
+        pred = be["predict_app"](prepared, gpu, list(task.models), cache=caches[key])
+        for r in pred.to_rows():
+            rows.append({"run_id": run_id, **r})
+    return rows
+
+
+@dataclass
+class ValidationResult:
+    """Per-run and per-kernel errors plus summaries (DataFrames) and the JSON summary."""
+
+    runs: pd.DataFrame
+    kernels: pd.DataFrame
+    by_class: pd.DataFrame
+    by_sweep: pd.DataFrame
+    spearman: pd.DataFrame
+    summary: dict[str, Any]
+
+
+def ipc_error(ipc_model: Any, ipc_sim: Any) -> Any:
+    """Signed relative IPC error; paper 001 eq. 11 is its absolute value."""
+    return (np.asarray(ipc_model, dtype=float) - ipc_sim) / ipc_sim
+
+
+def _mean(x: pd.Series) -> float:
+    return float(x.mean()) if len(x) else math.nan
+
+
+def validate(
+    reference: str | Path,
+    models: Sequence[str] = ("mdm", "gpumech"),
+    run_ids: Sequence[str] | None = None,
+    workers: int = 1,
+    backend: dict[str, Callable[..., Any]] | None = None,
+    use_logs: bool = True,
+) -> ValidationResult:
+    """Run the models on the reference runs and compute errors and summaries."""
+    ref = Path(reference)
+    table = load_results(ref / "results.csv")
+    if run_ids is not None:
+        unknown = sorted(set(run_ids) - set(table["run_id"]))
+        if unknown:
+            raise ConfigError(ref / "results.csv", f"unknown run id(s) {unknown}")
+        table = table[table["run_id"].isin(run_ids)].reset_index(drop=True)
+    tasks = [
+        RunTask(
+            str(ref),
+            isa,
+            wl,
+            tuple(zip(g["run_id"], g["arch"], g["extra_options"], strict=True)),
+            tuple(models),
+        )
+        for (isa, wl), g in table.groupby(["isa", "workload"], sort=True)
+    ]
+    if workers > 1 and backend is None and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            chunks = list(pool.map(run_task, tasks))
+    else:
+        chunks = [run_task(t, backend) for t in tasks]
+    pred = pd.DataFrame([r for c in chunks for r in c])
+
+    tot = pred[pred["kernel"].astype(str) == "total"]
+    runs = table.merge(tot, on="run_id", how="left", suffixes=("", "_model"))
+    if "warp_insts_model" not in runs.columns:
+        runs["warp_insts_model"] = runs["warp_insts"]
+    runs["ipc_sim"] = runs["warp_insts"] / runs["gpu_tot_sim_cycle"]
+    runs["ipc_model"] = runs["warp_insts_model"] / runs["cycles"]
+    runs["error"] = ipc_error(runs["ipc_model"], runs["ipc_sim"])
+    runs["abs_error"] = runs["error"].abs()
+
+    kernels = _kernel_errors(ref, table, pred, use_logs)
+    by_class = (
+        runs.groupby(["model", "class"])["abs_error"].agg(["mean", "max", "count"]).reset_index()
+    )
+    by_sweep = (
+        runs.groupby(["model", "arch", "sweep_param"])["abs_error"]
+        .agg(["mean", "max", "count"])
+        .reset_index()
+    )
+    spear = _spearman(runs)
+    summary = _summary(runs, spear)
+    return ValidationResult(runs, kernels, by_class, by_sweep, spear, summary)
+
+
+def _kernel_errors(
+    ref: Path, table: pd.DataFrame, pred: pd.DataFrame, use_logs: bool
+) -> pd.DataFrame:
+    """Per-kernel errors against the logs (``gpu_sim_cycle``); checks log totals."""
+    rows = []
+    kp = pred[pred["kernel"].astype(str) != "total"]
+    for rec in table.itertuples(index=False):
+        log_path = ref / "logs" / f"{rec.run_id}.log.xz"
+        if not (use_logs and log_path.exists()):
+            continue
+        log = parse_log(log_path)
+        if not math.isclose(log.tot_sim_cycle, float(rec.gpu_tot_sim_cycle), rel_tol=1e-9):
+            raise ConfigError(
+                log_path,
+                f"gpu_tot_sim_cycle {log.tot_sim_cycle:g} differs from "
+                f"{ref / 'results.csv'} ({rec.gpu_tot_sim_cycle}) for {rec.run_id}",
+            )
+        mine = kp[kp["run_id"] == rec.run_id]
+        for model, g in mine.groupby("model"):
+            for i, (_, r) in enumerate(g.iterrows()):
+                if i >= len(log.kernels):
+                    break
+                sim = log.kernels[i].stats["gpu_sim_cycle"]
+                rows.append(
+                    {
+                        "run_id": rec.run_id,
+                        "model": model,
+                        "kernel": i,
+                        "cycles_sim": sim,
+                        "cycles_model": r["cycles"],
+                        # same instructions: IPC ratio = inverse cycle ratio (eq. 11)
+                        "error": sim / r["cycles"] - 1.0,
+                    }
+                )
+    return pd.DataFrame(
+        rows, columns=["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
+    )
+
+
+def _spearman(runs: pd.DataFrame) -> pd.DataFrame:
+    """Spearman rho of model vs reference IPC over each sweep (+ its baseline)."""
+    out = []
+    base = runs[runs["sweep_param"] == "baseline"]
+    for (model, arch, wl, param), g in runs[runs["sweep_param"] != "baseline"].groupby(
+        ["model", "arch", "workload", "sweep_param"]
+    ):
+        b = base[(base["model"] == model) & (base["arch"] == arch) & (base["workload"] == wl)]
+        pts = pd.concat([g, b])
+        rho = math.nan
+        if len(pts) >= 3 and pts["ipc_sim"].nunique() > 1 and pts["ipc_model"].nunique() > 1:
+            rho = float(spearmanr(pts["ipc_model"], pts["ipc_sim"]).statistic)
+        out.append(
+            {
+                "model": model,
+                "arch": arch,
+                "workload": wl,
+                "sweep_param": param,
+                "points": len(pts),
+                "spearman": rho,
+            }
+        )
+    return pd.DataFrame(
+        out, columns=["model", "arch", "workload", "sweep_param", "points", "spearman"]
+    )
+
+
+def _summary(runs: pd.DataFrame, spear: pd.DataFrame) -> dict[str, Any]:
+    res: dict[str, Any] = {"runs": int(runs["run_id"].nunique()), "models": {}}
+    for model, g in runs.groupby("model"):
+        app = g[g["class"].isin(["MD", "NMD"])]
+        s = spear[spear["model"] == model]["spearman"].dropna()
+        res["models"][model] = {
+            "mean_abs_error": _mean(app["abs_error"]),
+            "mean_abs_error_md": _mean(g[g["class"] == "MD"]["abs_error"]),
+            "mean_abs_error_nmd": _mean(g[g["class"] == "NMD"]["abs_error"]),
+            "mean_abs_error_calib": _mean(g[g["class"] == "calib"]["abs_error"]),
+            "max_abs_error": float(app["abs_error"].max()) if len(app) else math.nan,
+            "mean_abs_error_by_arch": {a: _mean(x["abs_error"]) for a, x in app.groupby("arch")},
+            "mean_abs_error_by_sweep": {
+                p: _mean(x["abs_error"]) for p, x in app.groupby("sweep_param")
+            },
+            "mean_spearman": float(s.mean()) if len(s) else math.nan,
+            "runs": int(len(g)),
+        }
+    return res
