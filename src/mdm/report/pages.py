@@ -1,0 +1,122 @@
+"""Report pages: sweep, validation (tables + figures + HTML)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mdm.report import figures
+from mdm.report.html import Section, write_page
+
+
+def cpi_columns(df: pd.DataFrame) -> list[str]:
+    """The CPI stack columns of a prediction table (``cpi_*`` except the total)."""
+    return [c for c in df.columns if c.startswith("cpi_") and c not in ("cpi_total", "cpi")]
+
+
+def sweep_report(table: pd.DataFrame, out: str | Path, swept: Sequence[str], title: str) -> Path:
+    """Figures (IPC vs each swept field per workload and model; heatmap over the first
+    two numeric fields) and ``report.html`` in ``out``."""
+    out = Path(out)
+    figs = out / "figures"
+    sections = []
+    numeric = [f for f in swept if f in table and pd.api.types.is_numeric_dtype(table[f])]
+    for wl, g in table.groupby("workload", sort=False):
+        paths: list[Path] = []
+        for f in numeric:
+            mean = g.groupby([f, "model"], as_index=False)["ipc"].mean()
+            paths += figures.lines(
+                mean,
+                f,
+                "ipc",
+                "model",
+                figs / f"{_safe(wl)}_ipc_vs_{_safe(f)}",
+                title=f"{wl}: IPC vs {f} (mean over other fields)",
+            )
+        if len(numeric) >= 2:
+            for m, gm in g.groupby("model", sort=False):
+                paths += figures.heatmap(
+                    gm,
+                    numeric[0],
+                    numeric[1],
+                    "ipc",
+                    figs / f"{_safe(wl)}_{_safe(str(m))}_heatmap",
+                    title=f"{wl} / {m}: IPC",
+                )
+        sections.append(Section(str(wl), figures=paths))
+    sections.append(
+        Section("Table", tables=[table.head(200)], text=f"{len(table)} rows; first 200 shown")
+    )
+    return write_page(out / "report.html", title, sections)
+
+
+def validation_report(res: Any, out: str | Path) -> Path:
+    """Write runs/kernels/summary tables, the Fig. 5-style chart and ``report.html``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    res.runs.to_csv(out / "runs.csv", index=False)
+    res.kernels.to_csv(out / "kernels.csv", index=False)
+    res.spearman.to_csv(out / "spearman.csv", index=False)
+    (out / "summary.json").write_text(json.dumps(_clean(res.summary), indent=2))
+    figs = out / "figures"
+    runs = res.runs
+    sections = []
+    for arch, g in runs.groupby("arch"):
+        base = g[g["sweep_param"] == "baseline"].copy()
+        base["workload"] = base["workload"] + " (" + base["class"] + ")"
+        paths = figures.grouped_bars(
+            base,
+            "workload",
+            "model",
+            "abs_error",
+            figs / f"fig5_{_safe(str(arch))}",
+            title=f"{arch}: |IPC error| at baseline (paper 001 eq. 11, Fig. 5 style)",
+            ylabel="|IPC error|",
+            percent=True,
+        )
+        sweeps = g[(g["sweep_param"] != "baseline") & (g["class"] != "calib")]
+        if len(sweeps):
+            sw = sweeps.copy()
+            sw["point"] = sw["sweep_param"] + "=" + sw["sweep_value"].astype(str)
+            paths += figures.grouped_bars(
+                sw,
+                "point",
+                "model",
+                "abs_error",
+                figs / f"sweeps_{_safe(str(arch))}",
+                title=f"{arch}: mean |IPC error| of MD/NMD workloads per sweep point",
+                ylabel="|IPC error|",
+                percent=True,
+            )
+        sections.append(Section(f"Architecture {arch}", figures=paths))
+    summ = pd.DataFrame(
+        [
+            {"model": m, **{k: v for k, v in d.items() if not isinstance(v, dict)}}
+            for m, d in res.summary["models"].items()
+        ]
+    )
+    sections.append(Section("Summary per model", tables=[summ]))
+    sections.append(Section("Per class", tables=[res.by_class]))
+    sections.append(Section("Per sweep parameter", tables=[res.by_sweep]))
+    sections.append(Section("Spearman rank correlation of sweep trends", tables=[res.spearman]))
+    cols = [c for c in ["run_id", "class", "model", "ipc_sim", "ipc_model", "error"] if c in runs]
+    sections.append(Section("Per run", tables=[runs[cols]]))
+    return write_page(out / "report.html", "mdm validation", sections)
+
+
+def _safe(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+def _clean(o: Any) -> Any:
+    """JSON-safe copy: NaN -> None."""
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, float) and math.isnan(o):
+        return None
+    return o
