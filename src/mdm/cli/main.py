@@ -22,6 +22,15 @@ def _register() -> None:
     from mdm.cli import trace as _trace
 
     app.add_typer(_trace.app, name="trace")
+    from mdm.cli import demo as _demo
+    from mdm.cli import study as _study
+    from mdm.cli import sweep as _sweep
+    from mdm.cli import validate as _validate
+
+    app.command("demo")(_demo.demo)
+    app.add_typer(_study.app, name="study")
+    app.command("sweep")(_sweep.sweep)
+    app.command("validate")(_validate.validate)
 
 
 _register()

@@ -1,0 +1,111 @@
+"""``mdm study``: the case studies of paper 001 Section VII."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from mdm.cli.common import cli_errors
+from mdm.errors import ConfigError
+
+app = typer.Typer(help="Case studies (paper 001 Figs. 11-15).", no_args_is_help=True)
+
+_WL = typer.Option(None, "--workload", help="NAME or NAME:key=v,key=v (repeatable)")
+_TR = typer.Option(None, "--trace", help="trace folder (repeatable)")
+_MODELS = typer.Option(None, "--model", help="model (repeatable)")
+
+
+def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
+    from mdm.explore.spec import WorkloadSpec
+
+    wls = []
+    for n in names or []:
+        name, _, rest = n.partition(":")
+        params = {}
+        for kv in filter(None, rest.split(",")):
+            k, sep, v = kv.partition("=")
+            if not sep:
+                raise ConfigError(None, f"--workload {n!r}: expected NAME:key=value,...")
+            params[k] = float(v) if "." in v else int(v) if v.lstrip("-").isdigit() else v
+        wls.append(WorkloadSpec(name=name, params=params, label=n))
+    wls += [WorkloadSpec(trace=str(t.resolve())) for t in traces or []]
+    return {"workloads": wls} if wls else {}
+
+
+def _kw(models: list[str] | None, preset: str, workers: int | None) -> dict:
+    kw: dict = {"base": preset, "workers": workers, "progress": True}
+    if models:
+        kw["models"] = models
+    return kw
+
+
+@app.command("heatmap")
+def heatmap(
+    out: Path = typer.Option(Path("study-heatmap"), "--out"),
+    workload: list[str] = _WL,
+    trace: list[Path] = _TR,
+    model: list[str] = _MODELS,
+    preset: str = "mdm_pascal",
+    workers: int = typer.Option(None),
+) -> None:
+    """SM count x DRAM bandwidth heatmaps (Fig. 11/12)."""
+    with cli_errors():
+        from mdm.explore import studies
+
+        studies.heatmap(out, **_workloads(workload, trace), **_kw(model, preset, workers))
+        typer.echo(f"wrote {out / 'heatmap.csv'} and {out / 'report.html'}")
+
+
+@app.command("dvfs")
+def dvfs(
+    out: Path = typer.Option(Path("study-dvfs"), "--out"),
+    workload: list[str] = _WL,
+    trace: list[Path] = _TR,
+    model: list[str] = _MODELS,
+    preset: str = "mdm_pascal",
+    workers: int = typer.Option(None),
+) -> None:
+    """Predicted execution-time change from 2.0 to 1.4 GHz (Fig. 13)."""
+    with cli_errors():
+        from mdm.explore import studies
+
+        studies.dvfs(out, **_workloads(workload, trace), **_kw(model, preset, workers))
+        typer.echo(f"wrote {out / 'dvfs.csv'} and {out / 'report.html'}")
+
+
+@app.command("cpi-bandwidth")
+def cpi_bandwidth(
+    out: Path = typer.Option(Path("study-cpi-bandwidth"), "--out"),
+    workload: list[str] = _WL,
+    trace: list[Path] = _TR,
+    model: list[str] = _MODELS,
+    preset: str = "mdm_pascal",
+    workers: int = typer.Option(None),
+) -> None:
+    """CPI stacks as NoC and DRAM bandwidth vary (Fig. 14)."""
+    with cli_errors():
+        from mdm.explore import studies
+
+        studies.cpi_bandwidth(out, **_workloads(workload, trace), **_kw(model, preset, workers))
+        typer.echo(f"wrote {out / 'cpi_bandwidth.csv'} and {out / 'report.html'}")
+
+
+@app.command("streaming-l1")
+def streaming_l1(
+    out: Path = typer.Option(Path("study-streaming-l1"), "--out"),
+    workload: list[str] = _WL,
+    trace: list[Path] = _TR,
+    model: list[str] = _MODELS,
+    preset: str = "mdm_pascal",
+    mshr: int = typer.Option(4096, help="streaming MSHRs"),
+    workers: int = typer.Option(None),
+) -> None:
+    """Classic vs streaming L1 (Fig. 15)."""
+    with cli_errors():
+        from mdm.explore import studies
+
+        studies.streaming_l1(
+            out, mshr_entries=mshr, **_workloads(workload, trace), **_kw(model, preset, workers)
+        )
+        typer.echo(f"wrote {out / 'streaming_l1.csv'} and {out / 'report.html'}")

@@ -1,0 +1,37 @@
+"""``mdm sweep SPEC``: run (or resume) a design-space sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from mdm.cli.common import cli_errors
+
+
+def sweep(
+    spec: Path = typer.Argument(..., help="sweep spec (.yaml/.yml/.toml)"),
+    out: Path = typer.Option(None, "--out", help="output folder (default: sweep-<name>)"),
+    executor: str = typer.Option("local", help="local (process pool), dask or serial"),
+    scheduler: str = typer.Option(None, help="dask.distributed scheduler address"),
+    workers: int = typer.Option(None, help="local process-pool size (default: all cores)"),
+    report: bool = typer.Option(True, help="write figures and report.html"),
+) -> None:
+    """Run a sweep: one row per (workload, point, model) in results.parquet/.csv; resumable."""
+    with cli_errors():
+        from mdm.explore.runner import run_sweep
+        from mdm.explore.spec import load_spec
+
+        s = load_spec(spec)
+        out_dir = out or Path(f"sweep-{s.name}")
+        res = run_sweep(
+            s, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=True
+        )
+        if report and len(res.table):
+            from mdm.report.pages import sweep_report
+
+            sweep_report(res.table, out_dir, s.swept_fields, f"sweep {s.name}")
+        typer.echo(
+            f"{len(res.table)} rows -> {out_dir / 'results.parquet'} "
+            f"({res.items_run} work items run, {res.items_skipped} resumed)"
+        )
