@@ -242,3 +242,9 @@ def test_process_pool_and_dask_match_serial(tmp_path: Path) -> None:
     ):
         dk = _run(tmp_path / "dask", executor="dask", scheduler=client).table
     pd.testing.assert_frame_equal(dk, ref)
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "examples").glob("*.*ml")))
+def test_example_specs_are_valid(path: Path) -> None:
+    spec = load_spec(path)
+    assert expand_points(spec)
