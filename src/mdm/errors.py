@@ -27,3 +27,7 @@ class ConfigError(MdmError):
         self.path = None if path is None else str(path)
         self.message = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
+
+
+class MdmWarning(UserWarning):
+    """A non-fatal problem worth telling the user (e.g. configuration options not mapped)."""

@@ -16,9 +16,12 @@ Units are in field names. Conventions (decided here, used by every stage):
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mdm.errors import ConfigError
 
 
 class _Strict(BaseModel):
@@ -176,20 +179,55 @@ class GPUConfig(_Strict):
         """Total DRAM bandwidth in bytes per core cycle."""
         return self.dram.bandwidth_gbps / self.core_clock_ghz
 
+    @property
+    def noc_effective_gbps(self) -> float:
+        """L2-to-SM bandwidth usable by all SMs: ``min(noc.bandwidth_gbps, n_sm * sm_port)``."""
+        if self.noc.sm_port_gbps is None:
+            return self.noc.bandwidth_gbps
+        return min(self.noc.bandwidth_gbps, self.n_sm * self.noc.sm_port_gbps)
+
     def with_updates(self, updates: dict[str, object]) -> GPUConfig:
-        """A new validated config with dotted-path fields replaced, e.g. ``{"l1.mshr_entries": 64}``."""
+        """A new validated config with dotted-path fields replaced, e.g. ``{"l1.mshr_entries": 64}``.
+
+        An unknown field or an invalid value raises :class:`ConfigError` naming the field.
+        """
         data = self.model_dump()
         for path, value in updates.items():
             node = data
             parts = path.split(".")
             for p in parts[:-1]:
                 if not isinstance(node, dict) or p not in node:
-                    raise KeyError(f"unknown configuration field {path!r}")
+                    raise ConfigError(None, f"unknown configuration field {path!r}")
                 node = node[p]
             if not isinstance(node, dict) or parts[-1] not in node:
-                raise KeyError(f"unknown configuration field {path!r}")
+                raise ConfigError(None, f"unknown configuration field {path!r}")
             node[parts[-1]] = value
-        return GPUConfig.model_validate(data)
+        try:
+            return GPUConfig.model_validate(data)
+        except ValidationError as exc:
+            raise translate_validation_error(exc, None) from None
+
+
+def translate_validation_error(exc: Exception, path: str | Path | None) -> ConfigError:
+    """One :class:`ConfigError` naming ``path`` and every bad field as a dotted path.
+
+    ``exc`` is a pydantic :class:`ValidationError` (other exceptions are wrapped as is).
+    """
+    if not isinstance(exc, ValidationError):
+        return ConfigError(path, str(exc))
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            why = "unknown key"
+        elif err["type"] == "missing":
+            why = "required field missing"
+        else:
+            why = err["msg"].removeprefix("Value error, ")
+            if "input" in err and not isinstance(err["input"], dict):
+                why += f" (got {err['input']!r})"
+        parts.append(f"field {field!r}: {why}")
+    return ConfigError(path, "; ".join(parts))
 
 
 def _check_geometry(size: int, ways: int, line: int, sector: int, what: str) -> None:

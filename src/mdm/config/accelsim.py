@@ -1,0 +1,599 @@
+"""Import an Accel-Sim / GPGPU-Sim ``gpgpusim.config`` into a :class:`GPUConfig`.
+
+File syntax (GPGPU-Sim option parser): ``-option value`` pairs, ``#`` starts a comment,
+a double-quoted value may span lines (``-gpgpu_dram_timing_opt "nbk=16:...:\\n CL=16..."``;
+the whitespace inside it is removed), a repeated option: the last one wins. A
+``trace.config`` beside the file is read after it (as ``accel-sim.out -config
+gpgpusim.config -config trace.config`` does), then the ``extra_options`` (command-line
+overrides, e.g. the ``extra_options`` column of the reference ``results.csv``).
+
+Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
+``-gpgpu_clock_domains`` clocks in GHz):
+
+* ``n_sm = gpgpu_n_clusters * gpgpu_n_cores_per_cluster``; ``compute_capability =
+  10 * major + minor``; ``sm.*`` from ``-gpgpu_shader_core_pipeline threads:warp``
+  (``max_warps = threads / 32``), ``-gpgpu_shader_cta``, ``-gpgpu_shader_registers``,
+  ``-gpgpu_shmem_size``, ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
+  Allocation granularities follow GPGPU-Sim's ``shader_core_config::max_cta``
+  (registers per thread rounded up to 4, i.e. 128 registers per warp; shared memory
+  not rounded, i.e. 1 B). ``-gpgpu_max_insn_issue_per_warp`` (opportunistic dual issue
+  to different units) is not mapped: ``sm.issue_width`` stays 1.
+* Latencies: ``trace.config``'s ``-trace_opcode_latency_initiation_{int,sp,dp,sfu,tensor}``
+  (first number) and the ``BRA`` specialised unit; else ``-ptx_opcode_latency_*``
+  (first number, ADD). ``latency.shared_mem_cycles = -gpgpu_smem_latency``.
+* L1 from ``-gpgpu_cache:dl1`` (:class:`CacheSpec`): ``l1.enabled = not
+  -gpgpu_gmem_skip_L1D``; ``hit_latency_cycles = -gpgpu_l1_latency``. With
+  ``-gpgpu_adaptive_cache_config 1`` the L1 is the unified size minus the smallest
+  ``-gpgpu_shmem_option`` carve-out (the size GPGPU-Sim picks for a kernel without shared
+  memory; kernels with shared memory get less, not modelled here). Write policy ``T``,
+  ``E`` (write-evict) and ``L`` (local write-back, global write-through) map to
+  ``write_through`` (global data is written through), ``B`` to ``write_back``; any
+  write-allocate policy other than ``N`` is ``write_allocate = True``; alloc ``m`` ->
+  ``miss``, ``f`` and ``s`` (streaming) -> ``fill``; a streaming cache gets GPGPU-Sim's
+  MSHR sizing (one entry per line of the largest carve-out, x4 sectors if sectored;
+  merge 64). ``-gpgpu_coalesce_arch`` < 60 -> ``warp`` coalescer, >= 60 ->
+  ``quarter_warp`` (32 B sectors; 6x splits at warp granularity, the closest choice).
+* L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
+  n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
+  ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``.
+* NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
+  carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
+  flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
+  moves ``port`` B per L2 cycle: ``noc.bandwidth_gbps = banks * min(d * icnt, port * l2)``
+  (reference README: 24 x 32 B x 1.4 GHz = 1075 GB/s); ``noc.sm_port_gbps = d * icnt``
+  (one ejected flit per SM per icnt cycle, 44.8 GB/s). ``noc.latency_ns = 0``: the
+  traversal is inside ``l2.hit_latency_ns``.
+* DRAM: atom = ``buswidth * burst_length * n_mem_per_ctrlr`` B per column command;
+  one command every ``max(tCCD, burst_length / data_command_freq_ratio)`` DRAM cycles;
+  ``dram.bandwidth_gbps = n_mem * atom / max(tCCD, BL / ratio) * dram``
+  (README: 24 x 32 B / 2 x 1.25 GHz = 480 GB/s; SM7_QV100: 32 x 32 B x 0.85 = 870 GB/s).
+* Memory latencies (schema: ns, L1 pipeline excluded, DRAM additional to L2, paper 001
+  eq. 4). GPGPU-Sim counts ``-gpgpu_l2_rop_latency`` and ``-dram_latency`` in core
+  cycles (README section 2). ``l2.hit_latency_ns = rop / core + C_net / icnt`` where
+  ``C_net`` is the rest of the round trip (crossbar traversal, queues), calibrated with
+  the reference pointer chase: 120 - 20 - 74 = 26 icnt cycles for ``-network_mode 1``
+  (intersim2 crossbar of mdm_pascal), 193 - 20 - 160 = 13 for ``-network_mode 2``
+  (local crossbar of SM7_QV100); ``dram.latency_ns = dram_latency / core + (tRP + tRCD +
+  CL + BL / ratio) / dram`` (a row miss plus one burst, from ``-gpgpu_dram_timing_opt``).
+  This reproduces the measured mdm_pascal L2-hit latency exactly and the measured DRAM
+  latencies of both reference configs within 5 % (mdm_pascal -2.7 %, SM7_QV100 +3.7 %).
+
+Options that are not mapped are listed in one :class:`mdm.errors.MdmWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mdm.config.gpu import GPUConfig, translate_validation_error
+from mdm.errors import ConfigError, MdmWarning
+
+__all__ = ["CacheSpec", "import_accelsim", "parse_options", "L2_NET_OVERHEAD_ICNT_CYCLES"]
+
+#: Calibrated L2 round-trip cycles (icnt clock) beyond rop and L1 latency, per -network_mode.
+L2_NET_OVERHEAD_ICNT_CYCLES: dict[int, float] = {1: 26.0, 2: 13.0}
+_MAX_DEFAULT_CACHE_SIZE_MULTIPLIER = 4  # GPGPU-Sim gpu-cache.h, streaming MSHR sizing
+_MAX_WARP_PER_SM = 64
+
+_REPLACEMENT = {"L": "lru", "F": "fifo"}
+_WRITE = {
+    "R": "read_only",
+    "B": "write_back",
+    "T": "write_through",
+    "E": "write_evict",
+    "L": "local_wb_global_wt",
+}
+_ALLOC = {"m": "on_miss", "f": "on_fill", "s": "streaming"}
+_WRITE_ALLOC = {
+    "N": "no_write_allocate",
+    "W": "write_allocate",
+    "F": "fetch_on_write",
+    "L": "lazy_fetch_on_read",
+}
+_SET_INDEX = {"H": "fermi_hash", "P": "ipoly", "C": "custom", "L": "linear", "X": "xor"}
+_MSHR = {"F": "tex_fifo", "T": "sector_tex_fifo", "A": "assoc", "S": "sector_assoc"}
+
+
+def _inv(d: dict[str, str]) -> dict[str, str]:
+    return {v: k for k, v in d.items()}
+
+
+_CACHE_RE = re.compile(
+    r"^([A-Za-z]):(\d+):(\d+):(\d+),([A-Za-z]):([A-Za-z]):([A-Za-z]):([A-Za-z]):([A-Za-z]),"
+    r"([A-Za-z]):(\d+):(\d+)(?:,(\d+)(?::(\d+))?(?:,(\d+))?)?$"
+)
+
+
+@dataclass(frozen=True)
+class CacheSpec:
+    """A GPGPU-Sim cache configuration string, parsed (``cache_config::init`` in gpu-cache.h).
+
+    ``<type>:<nsets>:<line>:<assoc>,<rep>:<wr>:<alloc>:<wr_alloc>:<set_index>,
+    <mshr>:<entries>:<max_merge>[,<miss_queue>[:<result_fifo>][,<data_port_width>]]``
+
+    * type ``N`` normal / ``S`` sectored (4 x 32 B sectors per 128 B line);
+    * rep ``L`` LRU / ``F`` FIFO; wr ``R`` read-only, ``B`` write-back, ``T``
+      write-through, ``E`` write-evict, ``L`` local write-back + global write-through;
+    * alloc ``m`` on miss, ``f`` on fill, ``s`` streaming (on fill, MSHRs = lines);
+    * wr_alloc ``N`` none, ``W`` write-allocate, ``F`` fetch-on-write, ``L`` lazy fetch
+      on read; set index ``H`` Fermi hash, ``P`` IPOLY hash, ``C`` custom, ``L`` linear,
+      ``X`` bitwise XOR;
+    * mshr ``F`` texture FIFO, ``T`` sector texture FIFO, ``A`` associative, ``S`` sector
+      associative; entries; max merged requests per entry;
+    * miss queue entries, result FIFO entries (texture), data port width in bytes
+      (GPGPU-Sim: 0 or absent = the line size). Absent trailing fields are ``None``.
+    """
+
+    sectored: bool
+    sets: int
+    line_bytes: int
+    ways: int
+    replacement: Literal["lru", "fifo"]
+    write_policy: Literal[
+        "read_only", "write_back", "write_through", "write_evict", "local_wb_global_wt"
+    ]
+    alloc_policy: Literal["on_miss", "on_fill", "streaming"]
+    write_alloc: Literal[
+        "no_write_allocate", "write_allocate", "fetch_on_write", "lazy_fetch_on_read"
+    ]
+    set_index: Literal["fermi_hash", "ipoly", "custom", "linear", "xor"]
+    mshr_type: Literal["tex_fifo", "sector_tex_fifo", "assoc", "sector_assoc"]
+    mshr_entries: int
+    mshr_max_merge: int
+    miss_queue: int | None = None
+    result_fifo: int | None = None
+    data_port_bytes: int | None = None
+
+    @property
+    def size_bytes(self) -> int:
+        return self.sets * self.ways * self.line_bytes
+
+    @property
+    def port_bytes(self) -> int:
+        """Data port width as GPGPU-Sim uses it (0/absent = one line per cycle)."""
+        return self.data_port_bytes or self.line_bytes
+
+    @classmethod
+    def parse(cls, text: str, where: str = "cache string") -> CacheSpec:
+        """Parse ``text``; errors raise :class:`ConfigError` naming ``where`` and the field."""
+        s = text.strip()
+        m = _CACHE_RE.match(s)
+        if not m:
+            raise ConfigError(
+                None,
+                f"{where}: cannot parse cache configuration {s!r}; expected "
+                "<N|S>:<sets>:<line>:<ways>,<rep>:<wr>:<alloc>:<wr_alloc>:<set_index>,"
+                "<mshr>:<entries>:<merge>[,<miss_queue>[:<fifo>][,<port>]]",
+            )
+        g = m.groups()
+        fields = [
+            ("type", g[0], {"N": False, "S": True}),
+            ("replacement", g[4], _REPLACEMENT),
+            ("write policy", g[5], _WRITE),
+            ("allocation policy", g[6], _ALLOC),
+            ("write-allocate policy", g[7], _WRITE_ALLOC),
+            ("set index function", g[8], _SET_INDEX),
+            ("MSHR type", g[9], _MSHR),
+        ]
+        vals = []
+        for name, code, table in fields:
+            if code not in table:
+                raise ConfigError(
+                    None,
+                    f"{where}: {name} {code!r} in {s!r} is not one of {sorted(table)}",
+                )
+            vals.append(table[code])
+        sets, line, ways = int(g[1]), int(g[2]), int(g[3])
+        for name, v in (("sets", sets), ("line size", line), ("associativity", ways)):
+            if v <= 0:
+                raise ConfigError(None, f"{where}: {name} must be positive in {s!r}")
+        if line & (line - 1):
+            raise ConfigError(None, f"{where}: line size {line} in {s!r} is not a power of two")
+        opt = [None if x is None else int(x) for x in g[12:15]]
+        return cls(
+            sectored=vals[0],
+            sets=sets,
+            line_bytes=line,
+            ways=ways,
+            replacement=vals[1],
+            write_policy=vals[2],
+            alloc_policy=vals[3],
+            write_alloc=vals[4],
+            set_index=vals[5],
+            mshr_type=vals[6],
+            mshr_entries=int(g[10]),
+            mshr_max_merge=int(g[11]),
+            miss_queue=opt[0],
+            result_fifo=opt[1],
+            data_port_bytes=opt[2],
+        )
+
+    def format(self) -> str:
+        """The GPGPU-Sim string; ``CacheSpec.parse(spec.format()) == spec``."""
+        s = (
+            f"{'S' if self.sectored else 'N'}:{self.sets}:{self.line_bytes}:{self.ways},"
+            f"{_inv(_REPLACEMENT)[self.replacement]}:{_inv(_WRITE)[self.write_policy]}:"
+            f"{_inv(_ALLOC)[self.alloc_policy]}:{_inv(_WRITE_ALLOC)[self.write_alloc]}:"
+            f"{_inv(_SET_INDEX)[self.set_index]},"
+            f"{_inv(_MSHR)[self.mshr_type]}:{self.mshr_entries}:{self.mshr_max_merge}"
+        )
+        if self.miss_queue is not None:
+            s += f",{self.miss_queue}"
+            if self.result_fifo is not None:
+                s += f":{self.result_fifo}"
+            if self.data_port_bytes is not None:
+                s += f",{self.data_port_bytes}"
+        return s
+
+
+@dataclass(frozen=True)
+class _Opt:
+    value: str
+    source: str  # "file:line" or "extra_options"
+
+
+def parse_options(text: str, source: str = "<string>") -> dict[str, _Opt]:
+    """``-option value`` pairs of a GPGPU-Sim config text; the last occurrence wins.
+
+    Tokenised with :mod:`shlex` (``#`` comments, double quotes); a quoted value may span
+    lines, its whitespace is removed. Raises :class:`ConfigError` with ``source:line``.
+    """
+    out: dict[str, _Opt] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        lineno = i + 1
+        chunk = lines[i]
+        i += 1
+        while chunk.count('"') % 2 and i < len(lines):  # quoted value continues
+            chunk += "\n" + lines[i]
+            i += 1
+        try:
+            tokens = shlex.split(chunk, comments=True)
+        except ValueError as exc:
+            raise ConfigError(source, f"line {lineno}: {exc}") from None
+        _pair_tokens(tokens, out, f"{source}:{lineno}")
+    return out
+
+
+def _pair_tokens(tokens: list[str], out: dict[str, _Opt], where: str) -> None:
+    if len(tokens) % 2:
+        raise ConfigError(
+            None, f"{where}: expected '-option value' pairs, got {' '.join(tokens)!r}"
+        )
+    for name, value in zip(tokens[0::2], tokens[1::2], strict=True):
+        if not name.startswith("-") or len(name) < 2:
+            raise ConfigError(
+                None, f"{where}: expected an option name starting with '-', got {name!r}"
+            )
+        out[name] = _Opt(re.sub(r"\s+", "", value), where)
+
+
+class _Reader:
+    """Typed access to the option table; records which options were used."""
+
+    def __init__(self, opts: dict[str, _Opt]) -> None:
+        self.opts = opts
+        self.used: set[str] = set()
+
+    def has(self, name: str) -> bool:
+        return name in self.opts
+
+    def raw(self, name: str, default: str | None = None) -> str:
+        self.used.add(name)
+        if name in self.opts:
+            return self.opts[name].value
+        if default is None:
+            raise ConfigError(None, f"required option {name} is missing")
+        return default
+
+    def where(self, name: str) -> str:
+        return self.opts[name].source if name in self.opts else f"default of {name}"
+
+    def num(self, name: str, default: float | None = None) -> float:
+        v = self.raw(name, None if default is None else str(default))
+        try:
+            return float(v)
+        except ValueError:
+            raise ConfigError(
+                None, f"{self.where(name)}: option {name}: expected a number, got {v!r}"
+            ) from None
+
+    def int(self, name: str, default: int | None = None) -> int:
+        x = self.num(name, default)
+        if x != int(x):
+            raise ConfigError(
+                None, f"{self.where(name)}: option {name}: expected an integer, got {x}"
+            )
+        return int(x)
+
+    def ints(
+        self, name: str, sep: str, n: int | None = None, default: str | None = None
+    ) -> list[float]:
+        v = self.raw(name, default)
+        parts = [p for p in v.split(sep) if p != ""]
+        try:
+            out = [float(p) for p in parts]
+        except ValueError:
+            raise ConfigError(
+                None,
+                f"{self.where(name)}: option {name}: expected numbers separated by {sep!r}, got {v!r}",
+            ) from None
+        if n is not None and len(out) < n:
+            raise ConfigError(
+                None,
+                f"{self.where(name)}: option {name}: expected {n} values separated by {sep!r}, got {v!r}",
+            )
+        return out
+
+    def cache(self, name: str) -> CacheSpec:
+        return CacheSpec.parse(self.raw(name), f"{self.where(name)}: option {name}")
+
+
+def _timing(r: _Reader) -> dict[str, float]:
+    v = r.raw("-gpgpu_dram_timing_opt", "")
+    out: dict[str, float] = {}
+    for item in v.split(":"):
+        if "=" in item:
+            k, _, x = item.partition("=")
+            try:
+                out[k.strip()] = float(x)
+            except ValueError:
+                raise ConfigError(
+                    None,
+                    f"{r.where('-gpgpu_dram_timing_opt')}: timing {k}: expected a number, got {x!r}",
+                ) from None
+    return out
+
+
+_WRITE_POLICY_MAP = {
+    "write_through": "write_through",
+    "write_evict": "write_through",
+    "local_wb_global_wt": "write_through",
+    "write_back": "write_back",
+}
+
+
+def import_accelsim(
+    config_path: str | Path,
+    extra_options: str | list[str] = "",
+    *,
+    name: str | None = None,
+    trace_config: str | Path | None = None,
+) -> GPUConfig:
+    """Build a :class:`GPUConfig` from a ``gpgpusim.config`` file (or its folder).
+
+    ``extra_options``: command-line overrides (``"-gpgpu_n_clusters 56"`` or a token list),
+    applied last. ``trace_config`` defaults to ``trace.config`` beside the file, if present.
+    ``name`` defaults to the folder name. Unmapped options -> one :class:`MdmWarning`.
+    """
+    path = Path(config_path)
+    if path.is_dir():
+        path = path / "gpgpusim.config"
+    if not path.is_file():
+        raise ConfigError(path, "GPGPU-Sim config file not found")
+    opts = parse_options(path.read_text(errors="replace"), str(path))
+    tpath = Path(trace_config) if trace_config is not None else path.parent / "trace.config"
+    if tpath.is_file():
+        opts.update(parse_options(tpath.read_text(errors="replace"), str(tpath)))
+    elif trace_config is not None:
+        raise ConfigError(tpath, "trace.config file not found")
+    tokens = shlex.split(extra_options) if isinstance(extra_options, str) else list(extra_options)
+    _pair_tokens(tokens, opts, "extra_options")
+    try:
+        data, r = _build(opts, name or path.parent.name or path.stem)
+    except ConfigError as exc:
+        if exc.path is None:
+            raise ConfigError(path, exc.message) from None
+        raise
+    unmapped = sorted(set(opts) - r.used)
+    if unmapped:
+        warnings.warn(
+            MdmWarning(f"{path}: {len(unmapped)} options not mapped: {' '.join(unmapped)}"),
+            stacklevel=2,
+        )
+    try:
+        return GPUConfig.model_validate(data)
+    except Exception as exc:  # pydantic.ValidationError
+        raise translate_validation_error(exc, path) from None
+
+
+def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
+    r = _Reader(opts)
+    clocks = r.ints("-gpgpu_clock_domains", ":", 4)
+    core, icnt, l2clk, dramclk = (c / 1000.0 for c in clocks[:4])  # GHz
+    n_sm = r.int("-gpgpu_n_clusters") * r.int("-gpgpu_n_cores_per_cluster", 1)
+    threads, warp = r.ints("-gpgpu_shader_core_pipeline", ":", 2)
+    if warp != 32:
+        raise ConfigError(
+            None, f"{r.where('-gpgpu_shader_core_pipeline')}: warp size {warp:g} is not 32"
+        )
+    if r.has("-gpgpu_compute_capability_major"):
+        cc = 10 * r.int("-gpgpu_compute_capability_major") + r.int(
+            "-gpgpu_compute_capability_minor", 0
+        )
+    else:
+        cc = r.int("-gpgpu_ptx_force_max_capability")
+    policy = r.raw("-gpgpu_scheduler", "gto")
+    if policy not in ("gto", "lrr"):
+        raise ConfigError(
+            None, f"{r.where('-gpgpu_scheduler')}: scheduler {policy!r} cannot be mapped (gto, lrr)"
+        )
+
+    latency = _latencies(r)
+
+    # ---- L1 -----------------------------------------------------------------
+    l1 = r.cache("-gpgpu_cache:dl1")
+    # PrefL1 / PrefShared variants: same cache for trace-driven runs; read so they are "used"
+    for v in ("-gpgpu_cache:dl1PrefL1", "-gpgpu_cache:dl1PrefShared"):
+        if r.has(v):
+            r.cache(v)
+    l1_ways, l1_mshr, l1_merge = l1.ways, l1.mshr_entries, l1.mshr_max_merge
+    if r.has("-gpgpu_adaptive_cache_config") and r.int("-gpgpu_adaptive_cache_config"):
+        unified = r.int("-gpgpu_unified_l1d_size") * 1024
+        carve = min(r.ints("-gpgpu_shmem_option", ",", 1)) * 1024
+        l1_ways = round((unified - carve) / (l1.sets * l1.line_bytes))
+    if l1.alloc_policy == "streaming":
+        l1_mshr = l1.sets * l1.ways * _MAX_DEFAULT_CACHE_SIZE_MULTIPLIER * (4 if l1.sectored else 1)
+        l1_merge = _MAX_WARP_PER_SM
+    if l1.write_policy not in _WRITE_POLICY_MAP:
+        raise ConfigError(
+            None,
+            f"{r.where('-gpgpu_cache:dl1')}: L1 write policy {l1.write_policy} cannot be mapped",
+        )
+    if l1.set_index not in ("linear", "fermi_hash"):
+        raise ConfigError(
+            None, f"{r.where('-gpgpu_cache:dl1')}: L1 set index {l1.set_index} cannot be mapped"
+        )
+    l1_dict = {
+        "enabled": not r.int("-gpgpu_gmem_skip_L1D", 0),
+        "size_bytes": l1.sets * l1_ways * l1.line_bytes,
+        "ways": l1_ways,
+        "line_bytes": l1.line_bytes,
+        "sector_bytes": 32,
+        "sectored": l1.sectored,
+        "mshr_entries": l1_mshr,
+        "mshr_max_merge": l1_merge,
+        "miss_queue_entries": l1.miss_queue or 8,
+        "write_policy": _WRITE_POLICY_MAP[l1.write_policy],
+        "write_allocate": l1.write_alloc != "no_write_allocate",
+        "allocate_on": "miss" if l1.alloc_policy == "on_miss" else "fill",
+        "set_index": l1.set_index,
+        "hit_latency_cycles": r.int("-gpgpu_l1_latency", 1),
+        "coalescer": "warp" if r.int("-gpgpu_coalesce_arch", 13) < 60 else "quarter_warp",
+    }
+
+    # ---- L2 -----------------------------------------------------------------
+    l2 = r.cache("-gpgpu_cache:dl2")
+    n_mem = r.int("-gpgpu_n_mem")
+    banks = n_mem * r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
+    if l2.write_policy not in ("write_back", "write_through"):
+        raise ConfigError(
+            None,
+            f"{r.where('-gpgpu_cache:dl2')}: L2 write policy {l2.write_policy} cannot be mapped",
+        )
+    if l2.set_index not in ("linear", "ipoly"):
+        raise ConfigError(
+            None, f"{r.where('-gpgpu_cache:dl2')}: L2 set index {l2.set_index} cannot be mapped"
+        )
+    mapping = r.raw("-gpgpu_mem_addr_mapping", "dramid@8")
+    m = re.search(r"dramid@(\d+)", mapping)
+    interleave = 2 ** int(m.group(1)) if m else 256
+    rop = r.num("-gpgpu_l2_rop_latency", 85)
+    net = r.int("-network_mode", 1)
+    if net not in L2_NET_OVERHEAD_ICNT_CYCLES:
+        raise ConfigError(
+            None, f"{r.where('-network_mode')}: network_mode {net} has no calibrated latency"
+        )
+    # schema: L1 miss -> reply round trip without the L1 pipeline (paper 001 L^MinLLC, eq. 4)
+    l2_hit_ns = rop / core + L2_NET_OVERHEAD_ICNT_CYCLES[net] / icnt
+    l2_dict = {
+        "size_bytes": banks * l2.size_bytes,
+        "banks": banks,
+        "ways": l2.ways,
+        "line_bytes": l2.line_bytes,
+        "sector_bytes": 32,
+        "sectored": l2.sectored,
+        "mshr_per_bank": l2.mshr_entries,
+        "mshr_max_merge": l2.mshr_max_merge,
+        "write_policy": l2.write_policy,
+        "write_allocate": l2.write_alloc != "no_write_allocate",
+        "set_index": l2.set_index,
+        "bank_interleave_bytes": interleave,
+        "hit_latency_ns": l2_hit_ns,
+    }
+
+    # ---- NoC ----------------------------------------------------------------
+    flit = r.int("-icnt_flit_size", 32)
+    data_per_flit = l2.line_bytes / math.ceil((l2.line_bytes + 8) / flit)
+    noc_total = banks * min(data_per_flit * icnt, l2.port_bytes * l2clk)
+    noc_dict = {
+        "bandwidth_gbps": noc_total,
+        "sm_port_gbps": data_per_flit * icnt,
+        "latency_ns": 0.0,
+    }
+
+    # ---- DRAM ---------------------------------------------------------------
+    bus = r.int("-gpgpu_dram_buswidth", 4)
+    bl = r.int("-gpgpu_dram_burst_length", 4)
+    ratio = r.int("-dram_data_command_freq_ratio", 2)
+    chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
+    t = _timing(r)
+    atom = bus * bl * chips
+    cmd_cycles = max(t.get("CCD", 1.0), bl / ratio)
+    dram_bw = n_mem * atom / cmd_cycles * dramclk
+    # additional L2-miss round trip (paper 001 eq. 4, L^MinDRAM): fixed + row miss + burst
+    row_miss = t.get("RP", 0.0) + t.get("RCD", 0.0) + t.get("CL", 0.0) + bl / ratio
+    dram_ns = r.num("-dram_latency", 30) / core + row_miss / dramclk
+    dram_dict = {
+        "bandwidth_gbps": dram_bw,
+        "channels": n_mem,
+        "latency_ns": dram_ns,
+        "atom_bytes": atom,
+    }
+
+    data = {
+        "name": name,
+        "compute_capability": cc,
+        "core_clock_mhz": clocks[0],
+        "n_sm": n_sm,
+        "sm": {
+            "max_threads": int(threads),
+            "max_warps": int(threads) // 32,
+            "max_blocks": r.int("-gpgpu_shader_cta", 8),
+            "registers": r.int("-gpgpu_shader_registers", 8192),
+            "shared_mem_bytes": r.int("-gpgpu_shmem_size", 16384),
+            "schedulers": r.int("-gpgpu_num_sched_per_core", 1),
+            "scheduler_policy": policy,
+            "register_alloc_granularity": 128,
+            "shared_mem_alloc_granularity": 1,
+        },
+        "latency": latency,
+        "l1": l1_dict,
+        "l2": l2_dict,
+        "noc": noc_dict,
+        "dram": dram_dict,
+    }
+    return data, r
+
+
+def _first(r: _Reader, name: str) -> int | None:
+    if not r.has(name):
+        return None
+    return int(r.ints(name, ",", 1)[0])
+
+
+def _latencies(r: _Reader) -> dict[str, int]:
+    lat: dict[str, int] = {}
+    pairs = [
+        ("int_alu_cycles", "-trace_opcode_latency_initiation_int", "-ptx_opcode_latency_int"),
+        ("fp32_cycles", "-trace_opcode_latency_initiation_sp", "-ptx_opcode_latency_fp"),
+        ("fp64_cycles", "-trace_opcode_latency_initiation_dp", "-ptx_opcode_latency_dp"),
+        ("sfu_cycles", "-trace_opcode_latency_initiation_sfu", "-ptx_opcode_latency_sfu"),
+        ("tensor_cycles", "-trace_opcode_latency_initiation_tensor", "-ptx_opcode_latency_tesnor"),
+    ]
+    for field, trace_opt, ptx_opt in pairs:
+        v = _first(r, trace_opt)
+        if v is None:
+            v = _first(r, ptx_opt)
+        elif r.has(ptx_opt):
+            r.raw(ptx_opt)  # superseded by trace.config in trace-driven mode
+        if v is not None:
+            lat[field] = v
+    if r.has("-gpgpu_smem_latency"):
+        lat["shared_mem_cycles"] = r.int("-gpgpu_smem_latency")
+    for k in range(1, 9):  # specialised units: <enabled>,<units>,<max_lat>,<id_oc>,<oc_ex>,<NAME>
+        unit = f"-specialized_unit_{k}"
+        op = f"-trace_opcode_latency_initiation_spec_op_{k}"
+        if r.has(unit) and r.has(op):
+            fields = r.opts[unit].value.split(",")
+            if len(fields) >= 6 and fields[5].upper() == "BRA" and fields[0] == "1":
+                r.raw(unit)
+                lat["branch_cycles"] = int(r.ints(op, ",", 1)[0])
+    return lat
