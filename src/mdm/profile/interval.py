@@ -1,0 +1,331 @@
+"""Interval profile of one warp with a register scoreboard (model-notes section 1).
+
+The warp runs alone, one instruction per cycle at most, in program order:
+
+* ``issue(k) = max(issue(k-1) + 1, ready[r] for every source register r of k)``
+  (``issue(0) = 0``);
+* ``ready[d] = issue(k) + latency(k)`` for every destination register ``d`` of k;
+* a gap ``g = issue(k) - issue(k-1) - 1 > 0`` ends the current interval: the
+  interval is ``(n_i, S_i)`` with ``S_i`` the gap, and k opens the next one;
+* the last interval's stall is the time from the cycle after the last issue until
+  the longest outstanding result is ready (0 when all results are ready).
+
+``merge_threshold`` (open choice): a gap ``g < merge_threshold`` does not open a new
+interval; it is added to the current interval's stall (the MDM authors' script
+uses 10 cycles). ``merge_threshold=0`` opens a new interval on every gap (GCoM).
+Total instructions and total stall (hence single-warp cycles) do not depend on it.
+The default is :data:`DEFAULT_MERGE_THRESHOLD` = 10, the authors' choice, because
+MDM's MD-interval test (eq. 2) and the multi-warp hiding of GPUMech are per
+interval and were calibrated with it.
+
+Latency of an instruction: by class from ``gpu.latency``; a global load (and local
+or atomic access with a destination) gets the per-PC mean latency
+``L1_hit + p1 * (L2_hit + p2 * DRAM)`` where ``p1`` is the PC's L1 miss ratio and
+``p2`` the L2 miss ratio of its L1 misses, from the cache simulation's
+:class:`~mdm.memory.stats.PCStats`. Choice: L1 *pending hits* count as misses for
+the latency (the instruction waits for the in-flight line, paper 004's
+``HIT_RESERVED``), but not as new requests.
+
+Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
+*per-PC averages over all warps of the kernel* of the interval's instructions
+(L1 read misses per execution of each load PC, L1 write requests per execution of
+each store PC), and ``l2_miss_rate`` is the request-weighted L2 miss ratio of
+those PCs. The representative warp stands for the average warp; one warp's own
+counts depend on where it sits in its block (the first warp to touch a line
+misses, the others hit), which per-PC averages smooth out. This also needs no
+per-warp tracking in the cache simulation. :func:`interval_profile` can take a
+tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
+warp's own counts are used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from mdm.config.gpu import GPUConfig, LatencyConfig
+from mdm.memory.stats import PCStats, WarpMemTrace
+from mdm.profile.intervals import IntervalProfile
+from mdm.traces.model import InstrClass, KernelTrace
+
+DEFAULT_MERGE_THRESHOLD = 10.0
+
+#: Architecture-independent latency of a global load used when no cache statistics
+#: are given (representative-warp selection): L1 miss that hits a typical L2.
+DEFAULT_GLOBAL_LOAD_CYCLES = 300.0
+#: Typical L1 hit latency of the default table (cycles).
+DEFAULT_L1_HIT_CYCLES = 28.0
+
+_LOADS = (InstrClass.LD_GLOBAL, InstrClass.LOCAL, InstrClass.ATOMIC)
+_N_CLASSES = 16
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """Result latency per instruction class and per global-memory PC (core cycles).
+
+    ``class_cycles[c]`` is the latency of class ``c``; global-memory instructions whose
+    PC is in ``pc`` (sorted) get ``pc_cycles`` instead.
+    """
+
+    class_cycles: np.ndarray  # float64[16]
+    pc: np.ndarray  # uint32[p], sorted
+    pc_cycles: np.ndarray  # float64[p]
+
+    def per_instruction(self, pc: np.ndarray, iclass: np.ndarray) -> np.ndarray:
+        """Latency of every instruction (vectorised)."""
+        lat = self.class_cycles[iclass.astype(np.intp)]
+        if self.pc.size:
+            is_mem = np.isin(iclass, np.array([int(c) for c in _LOADS], dtype=iclass.dtype))
+            idx = np.searchsorted(self.pc, pc)
+            idx_c = np.minimum(idx, self.pc.size - 1)
+            hit = is_mem & (self.pc[idx_c] == pc)
+            lat = np.where(hit, self.pc_cycles[idx_c], lat)
+        return lat
+
+
+def _class_table(lat: LatencyConfig, l1_hit: float, global_load: float) -> np.ndarray:
+    t = np.full(_N_CLASSES, float(lat.other_cycles))
+    t[InstrClass.INT] = lat.int_alu_cycles
+    t[InstrClass.FP32] = lat.fp32_cycles
+    t[InstrClass.FP64] = lat.fp64_cycles
+    t[InstrClass.SFU] = lat.sfu_cycles
+    t[InstrClass.TENSOR] = lat.tensor_cycles
+    t[InstrClass.LD_SHARED] = lat.shared_mem_cycles
+    t[InstrClass.ST_SHARED] = lat.shared_mem_cycles
+    t[InstrClass.TEX_CONST] = lat.const_tex_cycles
+    t[InstrClass.BRANCH] = lat.branch_cycles
+    t[InstrClass.BARRIER] = lat.barrier_cycles
+    for c in _LOADS:
+        t[c] = global_load
+    t[InstrClass.ST_GLOBAL] = l1_hit
+    return t
+
+
+def default_latencies() -> Latencies:
+    """Architecture-independent latencies (``LatencyConfig`` defaults, loads
+    :data:`DEFAULT_GLOBAL_LOAD_CYCLES`): used to select the representative warp."""
+    t = _class_table(LatencyConfig(), DEFAULT_L1_HIT_CYCLES, DEFAULT_GLOBAL_LOAD_CYCLES)
+    return Latencies(t, np.zeros(0, np.uint32), np.zeros(0))
+
+
+def pc_miss_ratios(stats: PCStats) -> tuple[np.ndarray, np.ndarray]:
+    """Per PC: (L1 miss ratio incl. pending hits, L2 miss ratio of its L1 misses)."""
+    acc = stats.l1_accesses.astype(np.float64)
+    p1 = np.divide(
+        (stats.l1_misses + stats.l1_pending_hits).astype(np.float64),
+        acc,
+        out=np.ones_like(acc),
+        where=acc > 0,
+    )
+    l2a = stats.l2_accesses.astype(np.float64)
+    p2 = np.divide(stats.l2_misses.astype(np.float64), l2a, out=np.zeros_like(l2a), where=l2a > 0)
+    return np.clip(p1, 0.0, 1.0), np.clip(p2, 0.0, 1.0)
+
+
+def gpu_latencies(gpu: GPUConfig, stats: PCStats | None = None) -> Latencies:
+    """Latencies on ``gpu``; global loads per PC from the cache simulation.
+
+    Without ``stats`` every global load is taken as an L1 miss that hits in the L2
+    (``p1 = 1, p2 = 0``).
+    """
+    l1 = float(gpu.l1.hit_latency_cycles)
+    l2 = float(gpu.l2_hit_latency_cycles)
+    dram = float(gpu.dram_latency_cycles)
+    t = _class_table(gpu.latency, l1, l1 + l2)
+    if stats is None or stats.pc.size == 0:
+        return Latencies(t, np.zeros(0, np.uint32), np.zeros(0))
+    p1, p2 = pc_miss_ratios(stats)
+    if not gpu.l1.enabled:
+        p1 = np.ones_like(p1)
+    order = np.argsort(stats.pc, kind="stable")
+    cycles = l1 + p1 * (l2 + p2 * dram)  # model-notes section 1 load latency
+    return Latencies(t, stats.pc[order].astype(np.uint32), cycles[order])
+
+
+@njit(cache=True)
+def _walk(dst, src, lat, start, end, merge_threshold, ready, starts, stalls):  # noqa: ANN001, ANN202
+    """Scoreboard walk of instructions ``start:end``; fill interval starts and stalls.
+
+    ``ready`` must be zero on entry (it is left dirty). Returns the interval count.
+    """
+    n_int = 0
+    prev = -1.0
+    last_done = 0.0
+    cur_stall = 0.0
+    for k in range(start, end):
+        t = prev + 1.0
+        for j in range(src.shape[1]):
+            r = src[k, j]
+            if r >= 0 and ready[r] > t:
+                t = ready[r]
+        gap = t - prev - 1.0
+        if k == start:
+            starts[0] = 0
+            n_int = 1
+            cur_stall = 0.0
+        elif gap > 1e-9:
+            if gap >= merge_threshold:
+                stalls[n_int - 1] = cur_stall + gap
+                starts[n_int] = k - start
+                n_int += 1
+                cur_stall = 0.0
+            else:
+                cur_stall += gap
+        done = t + lat[k]
+        for j in range(dst.shape[1]):
+            d = dst[k, j]
+            if d >= 0:
+                ready[d] = done
+                if done > last_done:
+                    last_done = done
+        prev = t
+    if n_int > 0:
+        tail = last_done - (prev + 1.0)
+        stalls[n_int - 1] = cur_stall + (tail if tail > 0.0 else 0.0)
+    return n_int
+
+
+@njit(cache=True)
+def _all_warps(warp_ptr, dst, src, lat, n_regs):  # noqa: ANN001, ANN202
+    """Per warp: (instructions, total stall) of the scoreboard walk."""
+    w = warp_ptr.shape[0] - 1
+    n = np.zeros(w, np.float64)
+    s = np.zeros(w, np.float64)
+    ready = np.zeros(n_regs, np.float64)
+    longest = 0
+    for i in range(w):
+        longest = max(longest, warp_ptr[i + 1] - warp_ptr[i])
+    starts = np.zeros(max(longest, 1), np.int64)
+    stalls = np.zeros(max(longest, 1), np.float64)
+    for i in range(w):
+        a, b = warp_ptr[i], warp_ptr[i + 1]
+        ready[:] = 0.0
+        m = _walk(dst, src, lat, a, b, 0.0, ready, starts, stalls)
+        n[i] = b - a
+        tot = 0.0
+        for j in range(m):
+            tot += stalls[j]
+        s[i] = tot
+    return n, s
+
+
+def _n_regs(kernel: KernelTrace) -> int:
+    m = -1
+    if kernel.dst.size:
+        m = max(m, int(kernel.dst.max()))
+    if kernel.src.size:
+        m = max(m, int(kernel.src.max()))
+    return m + 1 if m >= 0 else 1
+
+
+def warp_summaries(
+    kernel: KernelTrace, latencies: Latencies | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Instructions and total uncontended stall of every warp (one numba pass)."""
+    lat = (latencies or default_latencies()).per_instruction(kernel.pc, kernel.iclass)
+    return _all_warps(
+        kernel.warp_ptr.astype(np.int64),
+        kernel.dst.astype(np.int64),
+        kernel.src.astype(np.int64),
+        lat.astype(np.float64),
+        _n_regs(kernel),
+    )
+
+
+def _memory_per_instruction(
+    kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(read misses, write requests, L2 misses) of every instruction of the warp."""
+    n = b - a
+    iclass = kernel.iclass[a:b]
+    has_dst = (kernel.dst[a:b] >= 0).any(axis=1)
+    is_read = np.isin(iclass, [int(c) for c in _LOADS]) & has_dst
+    is_write = (iclass == InstrClass.ST_GLOBAL) | (
+        np.isin(iclass, [InstrClass.LOCAL, InstrClass.ATOMIC]) & ~has_dst
+    )
+    if warp_mem is not None:
+        if warp_mem.l1_misses.shape != (n,):
+            raise ValueError(
+                f"WarpMemTrace of warp {warp_mem.warp} has {warp_mem.l1_misses.shape[0]} "
+                f"instructions, the trace {n}"
+            )
+        reads = np.where(is_read, warp_mem.l1_misses, 0).astype(np.float64)
+        writes = np.where(is_write, warp_mem.requests, 0).astype(np.float64)
+        l2m = np.where(is_read | is_write, warp_mem.l2_misses, 0).astype(np.float64)
+        return reads, writes, l2m
+    zeros = np.zeros(n)
+    if stats is None or stats.pc.size == 0:
+        return zeros, zeros.copy(), zeros.copy()
+    order = np.argsort(stats.pc, kind="stable")
+    spc = stats.pc[order]
+    execs = np.maximum(stats.executions[order].astype(np.float64), 1.0)
+    miss_per = stats.l1_misses[order] / execs
+    acc_per = stats.l1_accesses[order] / execs
+    _, p2 = pc_miss_ratios(stats)
+    p2 = p2[order]
+    pc = kernel.pc[a:b]
+    idx = np.minimum(np.searchsorted(spc, pc), spc.size - 1)
+    known = spc[idx] == pc
+    reads = np.where(is_read & known, miss_per[idx], 0.0)
+    writes = np.where(is_write & known, acc_per[idx], 0.0)
+    l2m = (reads + writes) * np.where(known, p2[idx], 0.0)
+    return reads, writes, l2m
+
+
+def interval_profile(
+    kernel: KernelTrace,
+    warp: int,
+    latencies: Latencies | None = None,
+    *,
+    stats: PCStats | None = None,
+    warp_mem: WarpMemTrace | None = None,
+    merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+) -> IntervalProfile:
+    """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
+
+    ``latencies`` default to :func:`default_latencies`; ``stats`` (per-PC cache
+    statistics) fill the memory columns, or ``warp_mem`` (the warp's own tracked
+    counters) when given.
+    """
+    if not 0 <= warp < kernel.n_warps:
+        raise IndexError(f"kernel {kernel.name!r} has {kernel.n_warps} warps, no warp {warp}")
+    if merge_threshold < 0:
+        raise ValueError(f"merge_threshold must be >= 0, got {merge_threshold}")
+    a, b = int(kernel.warp_ptr[warp]), int(kernel.warp_ptr[warp + 1])
+    n = b - a
+    if n == 0:
+        e = np.zeros(0)
+        return IntervalProfile(e, e.copy(), e.copy(), e.copy(), e.copy(), warp=warp)
+    lat = (latencies or default_latencies()).per_instruction(kernel.pc[a:b], kernel.iclass[a:b])
+    starts = np.zeros(n, np.int64)
+    stalls = np.zeros(n, np.float64)
+    m = _walk(
+        kernel.dst[a:b].astype(np.int64),
+        kernel.src[a:b].astype(np.int64),
+        lat.astype(np.float64),
+        0,
+        n,
+        float(merge_threshold),
+        np.zeros(_n_regs(kernel), np.float64),
+        starts,
+        stalls,
+    )
+    starts = starts[:m]
+    n_insts = np.diff(np.append(starts, n)).astype(np.float64)
+    reads, writes, l2m = _memory_per_instruction(kernel, a, b, stats, warp_mem)
+    r = np.add.reduceat(reads, starts)
+    w = np.add.reduceat(writes, starts)
+    l2 = np.add.reduceat(l2m, starts)
+    req = r + w
+    l2_rate = np.divide(l2, req, out=np.zeros_like(req), where=req > 0)
+    return IntervalProfile(
+        n_insts=n_insts,
+        stall=stalls[:m].copy(),
+        read_misses=r,
+        write_reqs=w,
+        l2_miss_rate=np.clip(l2_rate, 0.0, 1.0),
+        warp=warp,
+    )

@@ -1,0 +1,214 @@
+"""Interval profile: hand-worked golden intervals, merge threshold, slow reference walk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdm.config.gpu import (
+    DRAMConfig,
+    GPUConfig,
+    L1Config,
+    L2Config,
+    NoCConfig,
+    SMConfig,
+)
+from mdm.memory.stats import PCStats, WarpMemTrace
+from mdm.profile.handmade import kernel_from_warps
+from mdm.profile.interval import (
+    Latencies,
+    default_latencies,
+    gpu_latencies,
+    interval_profile,
+    warp_summaries,
+)
+from mdm.traces.model import InstrClass as C
+
+INT_LAT, LD_LAT = 4.0, 100.0
+
+
+def lat_table() -> Latencies:
+    t = np.full(16, INT_LAT)
+    t[C.LD_GLOBAL] = LD_LAT
+    return Latencies(t, np.zeros(0, np.uint32), np.zeros(0))
+
+
+# Worked by hand: issues at cycles 0, 1, 5, 100, 104, 108.
+GOLDEN_WARP = [
+    (C.LD_GLOBAL, [1], [0]),  # issue 0, r1 ready at 100
+    (C.INT, [2], [0]),  # issue 1, r2 at 5
+    (C.INT, [3], [2]),  # waits r2: issue 5, gap 3, r3 at 9
+    (C.INT, [4], [1]),  # waits r1: issue 100, gap 94, r4 at 104
+    (C.INT, [5], [4]),  # issue 104, gap 3, r5 at 108
+    (C.ST_GLOBAL, [], [5, 1]),  # issue 108, gap 3; nothing outstanding after
+]
+
+
+def gpu() -> GPUConfig:
+    return GPUConfig(
+        name="hand",
+        compute_capability=61,
+        core_clock_mhz=1000.0,
+        n_sm=2,
+        sm=SMConfig(
+            max_threads=2048,
+            max_warps=64,
+            max_blocks=32,
+            registers=65536,
+            shared_mem_bytes=98304,
+            schedulers=4,
+        ),
+        l1=L1Config(size_bytes=16384, ways=4, mshr_entries=32, hit_latency_cycles=20),
+        l2=L2Config(size_bytes=65536, banks=2, ways=8, hit_latency_ns=100.0),
+        noc=NoCConfig(bandwidth_gbps=100.0),
+        dram=DRAMConfig(bandwidth_gbps=50.0, channels=2, latency_ns=200.0),
+    )
+
+
+def test_golden_intervals_every_gap() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    p = interval_profile(k, 0, lat_table(), merge_threshold=0)
+    assert p.n_insts.tolist() == [2, 1, 1, 1, 1]
+    assert p.stall.tolist() == [3, 94, 3, 3, 0]
+    # warp alone takes last issue + 1 = 109 cycles
+    assert p.total_insts + p.total_stall == 109
+    assert p.warp == 0
+
+
+def test_golden_intervals_merged() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    p = interval_profile(k, 0, lat_table(), merge_threshold=10)
+    # gap 3 merged into interval 0, gap 94 closes it; the two later gaps of 3 merge
+    assert p.n_insts.tolist() == [3, 3]
+    assert p.stall.tolist() == [97, 6]
+
+
+def test_default_threshold_is_authors_ten() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    assert interval_profile(k, 0, lat_table()).n_insts.tolist() == [3, 3]
+
+
+def test_last_interval_waits_for_longest_result() -> None:
+    k = kernel_from_warps([[(C.LD_GLOBAL, [1], [0]), (C.INT, [2], [0])]])
+    p = interval_profile(k, 0, lat_table(), merge_threshold=0)
+    # issues 0, 1; r1 ready at 100: stall from cycle 2 to 100
+    assert p.n_insts.tolist() == [2]
+    assert p.stall.tolist() == [98]
+
+
+def _stats() -> PCStats:
+    # pc 0: load, 10 executions, 40 requests: 10 hits, 10 pending hits, 20 misses, 5 L2 misses
+    # pc 80: store (position 5), 10 executions, 30 write requests, all L2 misses
+    return PCStats(
+        pc=np.array([80, 0], np.uint32),  # unsorted on purpose
+        executions=np.array([10, 10]),
+        l1_accesses=np.array([30, 40]),
+        l1_hits=np.array([0, 10]),
+        l1_pending_hits=np.array([0, 10]),
+        l1_misses=np.array([30, 20]),
+        l2_accesses=np.array([30, 20]),
+        l2_misses=np.array([30, 5]),
+    )
+
+
+def test_load_latency_and_memory_columns_from_pc_stats() -> None:
+    g = gpu()
+    lat = gpu_latencies(g, _stats())
+    # p1 = (20 + 10) / 40, p2 = 5 / 20: 20 + 0.75 * (100 + 0.25 * 200) = 132.5
+    k = kernel_from_warps([GOLDEN_WARP])
+    per = lat.per_instruction(k.pc, k.iclass)
+    assert per[0] == pytest.approx(132.5)
+    assert per[1] == g.latency.int_alu_cycles
+    p = interval_profile(k, 0, lat, stats=_stats(), merge_threshold=0)
+    # inst 3 waits until 132.5: gap 132.5 - 5 - 1
+    assert p.stall.tolist() == pytest.approx([3, 126.5, 3, 3, 0])
+    assert p.read_misses.tolist() == pytest.approx([2, 0, 0, 0, 0])  # 20 misses / 10 execs
+    assert p.write_reqs.tolist() == pytest.approx([0, 0, 0, 0, 3])  # 30 requests / 10 execs
+    assert p.l2_miss_rate.tolist() == pytest.approx([0.25, 0, 0, 0, 1.0])
+
+
+def test_memory_columns_from_tracked_warp() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    wm = WarpMemTrace(
+        warp=0,
+        requests=np.array([4, 0, 0, 0, 0, 2], np.int32),
+        l1_misses=np.array([3, 0, 0, 0, 0, 2], np.int32),
+        l1_pending_hits=np.zeros(6, np.int32),
+        l2_misses=np.array([1, 0, 0, 0, 0, 2], np.int32),
+    )
+    p = interval_profile(k, 0, lat_table(), warp_mem=wm, merge_threshold=10)
+    assert p.read_misses.tolist() == [3, 0]
+    assert p.write_reqs.tolist() == [0, 2]
+    assert p.l2_miss_rate.tolist() == pytest.approx([1 / 3, 1.0])
+
+
+def test_no_stats_means_no_memory_columns() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    p = interval_profile(k, 0, gpu_latencies(gpu()))
+    assert p.read_misses.sum() == 0 and p.write_reqs.sum() == 0
+
+
+def test_bad_warp_index() -> None:
+    k = kernel_from_warps([GOLDEN_WARP])
+    with pytest.raises(IndexError, match="no warp 3"):
+        interval_profile(k, 3)
+
+
+# ---- slow reference implementation ------------------------------------------------
+
+
+def slow_profile(
+    insts: list[tuple[C, list[int], list[int]]], lat: Latencies, thr: float
+) -> tuple[list[int], list[float]]:
+    """Straightforward Python version of model-notes section 1."""
+    ready: dict[int, float] = {}
+    ns: list[int] = []
+    ss: list[float] = []
+    prev, last_done, cur_n, cur_s = -1.0, 0.0, 0, 0.0
+    for k, (cls, d, s) in enumerate(insts):
+        t = max([prev + 1.0] + [ready.get(r, 0.0) for r in s])
+        gap = t - prev - 1.0
+        if k > 0 and gap > 1e-9 and gap >= thr:
+            ns.append(cur_n)
+            ss.append(cur_s + gap)
+            cur_n, cur_s = 0, 0.0
+        elif k > 0 and gap > 1e-9:
+            cur_s += gap
+        cur_n += 1
+        for r in d:
+            ready[r] = t + lat.class_cycles[int(cls)]
+            last_done = max(last_done, ready[r])
+        prev = t
+    ns.append(cur_n)
+    ss.append(cur_s + max(0.0, last_done - prev - 1.0))
+    return ns, ss
+
+
+inst_st = st.tuples(
+    st.sampled_from([C.INT, C.FP32, C.LD_GLOBAL, C.SFU, C.ST_GLOBAL]),
+    st.lists(st.integers(0, 7), max_size=2, unique=True),
+    st.lists(st.integers(0, 7), max_size=3, unique=True),
+).map(lambda x: (x[0], [] if x[0] == C.ST_GLOBAL else x[1], x[2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    warps=st.lists(st.lists(inst_st, min_size=1, max_size=25), min_size=1, max_size=4),
+    thr=st.sampled_from([0.0, 3.0, 10.0]),
+)
+def test_matches_slow_reference(warps: list, thr: float) -> None:
+    k = kernel_from_warps(warps)
+    lat = default_latencies()
+    n_all, s_all = warp_summaries(k, lat)
+    for w, insts in enumerate(warps):
+        p = interval_profile(k, w, lat, merge_threshold=thr)
+        ns, ss = slow_profile(insts, lat, thr)
+        assert p.n_insts.tolist() == ns
+        assert p.stall.tolist() == pytest.approx(ss)
+        # totals do not depend on the threshold; warp_summaries agrees with the walk
+        assert n_all[w] == len(insts)
+        assert s_all[w] == pytest.approx(sum(ss))
+        if thr == 0:
+            assert np.all(p.stall[:-1] > 0)

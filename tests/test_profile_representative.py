@@ -1,0 +1,57 @@
+"""Representative warp: majority cluster, determinism, degenerate cases."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdm.profile.handmade import kernel_from_warps
+from mdm.profile.representative import representative_warp, select_from_summaries
+from mdm.traces.model import InstrClass as C
+
+
+def chain(n: int) -> list:
+    """n dependent integer instructions."""
+    return [(C.INT, [1], [1]) for _ in range(n)]
+
+
+def test_majority_cluster_of_short_warps() -> None:
+    # 90 short warps (lengths 10..12) and 10 long ones (100): the rep is a short warp,
+    # the one nearest the short cluster's centroid (length 11, the middle).
+    rng = np.random.default_rng(0)
+    lengths = [10 + int(x) for x in rng.integers(0, 3, 90)] + [100] * 10
+    order = rng.permutation(100)
+    warps = [chain(lengths[i]) for i in order]
+    k = kernel_from_warps(warps)
+    rep = representative_warp(k)
+    assert len(warps[rep]) == 11
+    assert rep == int(np.flatnonzero(np.array([len(w) for w in warps]) == 11)[0])
+    assert representative_warp(k) == rep  # deterministic
+
+
+def test_majority_cluster_of_long_warps() -> None:
+    warps = [chain(5)] * 10 + [chain(60)] * 90
+    assert representative_warp(kernel_from_warps(warps)) == 10
+
+
+def test_ipc_dimension_separates_equal_lengths() -> None:
+    # same length, 80 warps without stalls, 20 with a long load dependency
+    fast = [(C.INT, [1], [0])] * 4
+    slow = [(C.LD_GLOBAL, [1], [0]), (C.INT, [2], [1]), (C.INT, [3], [0]), (C.INT, [4], [0])]
+    warps = [slow] * 20 + [fast] * 80
+    assert representative_warp(kernel_from_warps(warps)) == 20
+
+
+def test_degenerate_cases() -> None:
+    assert representative_warp(kernel_from_warps([chain(3)])) == 0
+    assert representative_warp(kernel_from_warps([chain(3)] * 50)) == 0
+    assert select_from_summaries(np.array([0.0, 4.0, 4.0]), np.zeros(3)) == 1
+    assert select_from_summaries(np.zeros(2), np.zeros(2)) == 0
+
+
+def test_large_kernel_summaries() -> None:
+    # 200k warps: selection runs on deduplicated points
+    n = np.concatenate([np.full(150_000, 40.0), np.full(50_000, 400.0)])
+    s = np.concatenate([np.full(150_000, 100.0), np.full(50_000, 900.0)])
+    n[7] = 41.0
+    rep = select_from_summaries(n, s)
+    assert n[rep] == 40.0 and rep == 0
