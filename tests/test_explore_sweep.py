@@ -248,3 +248,16 @@ def test_process_pool_and_dask_match_serial(tmp_path: Path) -> None:
 def test_example_specs_are_valid(path: Path) -> None:
     spec = load_spec(path)
     assert expand_points(spec)
+
+
+def test_unknown_model_is_config_error(tmp_path: Path) -> None:
+    spec = parse_spec({**SPEC, "models": ["mdm", "nosuchmodel"]})
+    with pytest.raises(ConfigError, match="nosuchmodel"):
+        run_sweep(
+            spec,
+            tmp_path,
+            executor="serial",
+            evaluate=fake_evaluate,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )

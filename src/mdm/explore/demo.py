@@ -64,6 +64,7 @@ def run_demo(
 
         workloads = dict(WORKLOADS)
     if models is None:
+        from mdm.models import _load_builtin  # noqa: F401
         from mdm.models.base import MODELS
 
         models = sorted(MODELS)

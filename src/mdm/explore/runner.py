@@ -135,6 +135,18 @@ def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
 
 
 # ---------------------------------------------------------------- planning
+def check_models(models: Sequence[str], source: str | Path | None = None) -> None:
+    """Raise :class:`ConfigError` naming unknown model names (registry: ``MODELS``)."""
+    from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
+    from mdm.models.base import MODELS
+
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        raise ConfigError(
+            source, f"field models: unknown model(s) {unknown}; known: {sorted(MODELS)}"
+        )
+
+
 def plan(
     spec: SweepSpec,
     load_base: Callable[[str], Any] = _load_base,
@@ -286,6 +298,7 @@ def run_sweep(
     else:
         atomic_write_bytes(man_path, json.dumps(manifest, indent=2).encode())
 
+    check_models(spec.models, f"sweep {spec.name!r}")
     items = plan(spec, load_base, cache_key)
     todo = [it for it in items if not (parts / it.part_name).exists()]
     skipped = len(items) - len(todo)

@@ -147,6 +147,9 @@ def validate(
     use_logs: bool = True,
 ) -> ValidationResult:
     """Run the models on the reference runs and compute errors and summaries."""
+    from mdm.explore.runner import check_models
+
+    check_models(models, "--models")
     ref = Path(reference)
     table = load_results(ref / "results.csv")
     if run_ids is not None:
