@@ -261,3 +261,45 @@ def test_unknown_model_is_config_error(tmp_path: Path) -> None:
             load_base=fake_base,
             cache_key=fake_key,
         )
+
+
+def test_resume_after_killed_subprocess(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    out = tmp_path / "out"
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_explore_sweep import SPEC, fake_base, fake_evaluate, fake_key
+        from mdm.explore.runner import run_sweep
+        from mdm.explore.spec import parse_spec
+
+        def slow(item):
+            time.sleep(0.3)
+            return fake_evaluate(item)
+
+        run_sweep(parse_spec(SPEC), {str(out)!r}, executor="serial", evaluate=slow,
+                  load_base=fake_base, cache_key=fake_key)
+        """)
+    )
+    proc = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 60
+        while len(list((out / "parts").glob("*.parquet"))) < 2:
+            assert proc.poll() is None, "sweep finished or died before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    done = len(list((out / "parts").glob("*.parquet")))
+    assert 2 <= done < 8
+    res = _run(out, executor="serial")
+    assert res.items_skipped == done and res.items_run == 8 - done
+    pd.testing.assert_frame_equal(res.table, _run(tmp_path / "fresh", executor="serial").table)
