@@ -1,0 +1,294 @@
+"""The MDM pipeline end to end (paper 001 Fig. 1): trace -> profile -> cache -> models.
+
+Two steps, so that sweeps pay the architecture-independent work once:
+
+* :func:`prepare` (once per trace): per kernel the representative warp
+  (:mod:`mdm.profile.representative`, default latencies), the instruction mix and the
+  instruction totals. Nothing here depends on the GPU configuration.
+* :func:`predict_app` (once per configuration): the cache simulation (unless given),
+  then per kernel the interval profile of the representative warp with the
+  configuration's latencies and the per-PC miss statistics, the occupancy, one
+  :class:`~mdm.models.base.KernelInput`, and each requested model.
+
+Choices:
+
+* The interval profile's memory columns come from per-PC averages over all warps
+  (see :mod:`mdm.profile.interval`), so the cache simulation needs no per-warp tracking.
+* *Coalesced vs uncoalesced* (MWP-CWP's split, :class:`InstructionMix`): a global
+  memory instruction is uncoalesced when its active lanes touch more than one
+  128-byte line (the warp coalescer of Pascal and earlier); this is architecture
+  independent. ``requests_per_uncoalesced`` is the mean number of lines of the
+  uncoalesced ones. Instructions without addresses count as coalesced.
+* Global loads are ``LD_GLOBAL`` and local/atomic accesses with a destination
+  register; global stores are ``ST_GLOBAL`` and local/atomic accesses without one.
+* Kernels with no instructions are left out of the prediction (zero cycles).
+* Application totals (paper 001 Section III-C): cycles add up over kernels, IPC is
+  total warp instructions / total cycles, the CPI stack and ``md_fraction`` are
+  instruction-weighted (:func:`mdm.models.base.combine_predictions`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mdm.config.gpu import GPUConfig
+from mdm.memory.stats import CacheSimResult, KernelCacheStats
+from mdm.models.base import (
+    InstructionMix,
+    KernelInput,
+    KernelPrediction,
+    combine_predictions,
+    get_model,
+)
+from mdm.profile.interval import DEFAULT_MERGE_THRESHOLD, gpu_latencies, interval_profile
+from mdm.profile.representative import representative_warp
+from mdm.traces.model import AppTrace, InstrClass, KernelTrace, popcount32
+
+#: Line size of the architecture-independent coalescing test (bytes).
+COALESCE_LINE_BYTES = 128
+
+
+@dataclass(frozen=True)
+class PreparedKernel:
+    """Architecture-independent data of one kernel."""
+
+    index: int  # position in ``app.kernels``
+    kernel: KernelTrace
+    rep_warp: int
+    mix: InstructionMix
+    total_warp_insts: int
+    total_thread_insts: int
+
+
+@dataclass
+class PreparedApp:
+    """An application prepared once for many predictions (reusable, read-only)."""
+
+    app: AppTrace
+    kernels: list[PreparedKernel]
+
+    @property
+    def name(self) -> str:
+        return self.app.name
+
+
+@njit(cache=True)
+def _lines_per_inst(idx, addr_ptr, addrs, shift):  # noqa: ANN001, ANN202
+    """Distinct ``addr >> shift`` values of each instruction in ``idx`` (0 without addresses)."""
+    out = np.zeros(idx.shape[0], np.int64)
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        a, b = addr_ptr[i], addr_ptr[i + 1]
+        if b <= a:
+            continue
+        lines = np.sort(addrs[a:b] >> shift)
+        c = 1
+        for t in range(1, lines.shape[0]):
+            if lines[t] != lines[t - 1]:
+                c += 1
+        out[j] = c
+    return out
+
+
+def instruction_mix(kernel: KernelTrace) -> InstructionMix:
+    """Per-warp average instruction counts by role (module docstring for the choices)."""
+    w = max(kernel.n_warps, 1)
+    ic = kernel.iclass
+    has_dst = (kernel.dst >= 0).any(axis=1)
+    la = np.isin(ic, [InstrClass.LOCAL, InstrClass.ATOMIC])
+    loads = (ic == InstrClass.LD_GLOBAL) | (la & has_dst)
+    stores = (ic == InstrClass.ST_GLOBAL) | (la & ~has_dst)
+    shared = np.isin(ic, [InstrClass.LD_SHARED, InstrClass.ST_SHARED])
+    barriers = ic == InstrClass.BARRIER
+    mem_idx = np.flatnonzero(loads | stores).astype(np.int64)
+    shift = int(np.log2(COALESCE_LINE_BYTES))
+    lines = _lines_per_inst(
+        mem_idx, kernel.addr_ptr.astype(np.int64), kernel.addrs.astype(np.uint64), np.uint64(shift)
+    )
+    unc = lines > 1
+    n_unc = int(unc.sum())
+    n_mem = int(mem_idx.size)
+    n = kernel.n_instructions
+    return InstructionMix(
+        total=n / w,
+        compute=(n - n_mem - int(shared.sum())) / w,
+        global_loads=int(loads.sum()) / w,
+        global_stores=int(stores.sum()) / w,
+        shared=int(shared.sum()) / w,
+        barriers=int(barriers.sum()) / w,
+        coalesced_mem=(n_mem - n_unc) / w,
+        uncoalesced_mem=n_unc / w,
+        requests_per_uncoalesced=float(lines[unc].mean()) if n_unc else 1.0,
+    )
+
+
+def prepare_kernel(kernel: KernelTrace, index: int = 0) -> PreparedKernel:
+    """Representative warp, mix and totals of one kernel."""
+    rep = representative_warp(kernel) if kernel.n_warps else 0
+    return PreparedKernel(
+        index=index,
+        kernel=kernel,
+        rep_warp=rep,
+        mix=instruction_mix(kernel),
+        total_warp_insts=kernel.n_instructions,
+        total_thread_insts=int(popcount32(kernel.mask).sum(dtype=np.int64)),
+    )
+
+
+def prepare(app: AppTrace) -> PreparedApp:
+    """Architecture-independent preparation of every kernel of ``app`` (once per trace)."""
+    return PreparedApp(app=app, kernels=[prepare_kernel(k, i) for i, k in enumerate(app.kernels)])
+
+
+@dataclass
+class AppPrediction:
+    """Per model, the predictions of every kernel, and application totals."""
+
+    app: str
+    gpu: str
+    kernels: dict[str, list[KernelPrediction]]  # model -> one prediction per kernel
+    inputs: list[KernelInput] = field(default_factory=list, repr=False)
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.kernels)
+
+    def total(self, model: str) -> KernelPrediction:
+        """Application-level prediction of ``model`` (paper 001 Section III-C)."""
+        return combine_predictions(self.kernels[model], kernel="total")
+
+    def cycles(self, model: str) -> float:
+        return self.total(model).cycles
+
+    def ipc(self, model: str) -> float:
+        return self.total(model).ipc
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """Tidy rows: one per (model, kernel) plus ``kernel='total'`` per model."""
+        rows: list[dict[str, Any]] = []
+        for model, preds in self.kernels.items():
+            for p in [*preds, self.total(model)]:
+                row: dict[str, Any] = {
+                    "model": model,
+                    "kernel": p.kernel,
+                    "cycles": float(p.cycles),
+                    "ipc": float(p.ipc),
+                    "warp_insts": int(p.warp_insts),
+                    "md_fraction": float(p.md_fraction),
+                }
+                row.update({f"cpi_{k}": float(v) for k, v in p.cpi_stack.items()})
+                rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """Per model: ``cycles``, ``ipc``, ``cpi_stack``, ``md_fraction`` and ``kernels``."""
+        out: dict[str, Any] = {"app": self.app, "gpu": self.gpu, "models": {}}
+        for model, preds in self.kernels.items():
+            t = self.total(model)
+            out["models"][model] = {
+                "cycles": float(t.cycles),
+                "ipc": float(t.ipc),
+                "warp_insts": int(t.warp_insts),
+                "md_fraction": float(t.md_fraction),
+                "cpi_stack": {k: float(v) for k, v in t.cpi_stack.items()},
+                "kernels": [
+                    {
+                        "kernel": p.kernel,
+                        "cycles": float(p.cycles),
+                        "ipc": float(p.ipc),
+                        "warp_insts": int(p.warp_insts),
+                        "md_fraction": float(p.md_fraction),
+                        "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
+                        "details": {k: float(v) for k, v in p.details.items()},
+                    }
+                    for p in preds
+                ],
+            }
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def _occupancy(gpu: GPUConfig, k: KernelTrace) -> tuple[int, int, int]:
+    """(warps_per_sm W, blocks_per_sm, active_sms) of ``k`` on ``gpu`` (model-notes section 5)."""
+    from mdm.profile.occupancy import occupancy
+
+    occ = occupancy(gpu, k.threads_per_block, k.nregs, k.shmem_bytes, k.n_blocks)
+    return int(occ.warps_per_sm), int(occ.blocks_per_sm), int(occ.active_sms)
+
+
+def kernel_input(
+    pk: PreparedKernel,
+    gpu: GPUConfig,
+    stats: KernelCacheStats,
+    merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+) -> KernelInput:
+    """The :class:`KernelInput` of one prepared kernel on ``gpu`` with its cache statistics."""
+    k = pk.kernel
+    lat = gpu_latencies(gpu, stats.per_pc)
+    prof = interval_profile(
+        k, pk.rep_warp, lat, stats=stats.per_pc, merge_threshold=merge_threshold
+    )
+    w, bps, sms = _occupancy(gpu, k)
+    return KernelInput(
+        name=k.name,
+        gpu=gpu,
+        profile=prof,
+        warps_per_sm=w,
+        blocks_per_sm=bps,
+        active_sms=sms,
+        n_blocks=k.n_blocks,
+        warps_per_block=k.warps_per_block,
+        total_warp_insts=pk.total_warp_insts,
+        total_thread_insts=pk.total_thread_insts,
+        mix=pk.mix,
+        cache=stats,
+    )
+
+
+def _stats_for(cache: CacheSimResult, pk: PreparedKernel, n_kernels: int) -> KernelCacheStats:
+    if len(cache.kernels) != n_kernels:
+        raise ValueError(
+            f"cache simulation has {len(cache.kernels)} kernels, the application {n_kernels}"
+        )
+    return cache.kernels[pk.index]
+
+
+def predict_app(
+    app: AppTrace | PreparedApp,
+    gpu: GPUConfig,
+    models: Sequence[str],
+    cache: CacheSimResult | None = None,
+    *,
+    merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+) -> AppPrediction:
+    """Predict every kernel of ``app`` on ``gpu`` with each model in ``models``.
+
+    ``cache`` is the application's cache simulation on ``gpu`` (or an equivalent
+    configuration, same :func:`mdm.memory.cache_key`); it is run when not given.
+    """
+    prepared = app if isinstance(app, PreparedApp) else prepare(app)
+    if not models:
+        raise ValueError("predict_app needs at least one model")
+    instances = {m: get_model(m) for m in models}
+    if cache is None:
+        from mdm.memory import simulate_app
+
+        cache = simulate_app(prepared.app, gpu)
+    n_k = len(prepared.kernels)
+    inputs = [
+        kernel_input(pk, gpu, _stats_for(cache, pk, n_k), merge_threshold)
+        for pk in prepared.kernels
+        if pk.total_warp_insts > 0
+    ]
+    if not inputs:
+        raise ValueError(f"application {prepared.name!r} has no instructions to predict")
+    preds = {m: [inst.predict_kernel(inp) for inp in inputs] for m, inst in instances.items()}
+    return AppPrediction(app=prepared.name, gpu=gpu.name, kernels=preds, inputs=inputs)

@@ -1,0 +1,159 @@
+"""Pipeline: instruction mix (golden), prepare, predict_app with hand-made cache statistics."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mdm.config.gpu import DRAMConfig, GPUConfig, L1Config, L2Config, NoCConfig, SMConfig
+from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats
+from mdm.models.base import MODELS, get_model
+from mdm.pipeline import AppPrediction, instruction_mix, predict_app, prepare
+from mdm.profile.handmade import kernel_from_warps
+from mdm.traces.model import AppTrace
+from mdm.traces.model import InstrClass as C
+
+COAL = [0x1000 + 4 * i for i in range(32)]  # one 128 B line
+UNCOAL = [0x10000 + 128 * i for i in range(32)]  # 32 lines
+HALF = [0x2000 + 8 * i for i in range(32)]  # 256 B: two lines
+
+
+def warp(base_reg: int = 0) -> list:
+    return [
+        (C.LD_GLOBAL, [1], [0], COAL),
+        (C.LD_GLOBAL, [2], [0], UNCOAL),
+        (C.FP32, [3], [1, 2]),
+        (C.ST_GLOBAL, [], [3, 0], HALF),
+        (C.LD_SHARED, [4], [0], COAL),
+        (C.BARRIER, [], []),
+        (C.INT, [5], [4]),
+    ]
+
+
+def test_instruction_mix_golden() -> None:
+    k = kernel_from_warps([warp(), warp()], warps_per_block=2)
+    mix = instruction_mix(k)
+    assert mix.total == 7
+    assert mix.global_loads == 2 and mix.global_stores == 1
+    assert mix.shared == 1 and mix.barriers == 1
+    assert mix.compute == 7 - 3 - 1
+    assert mix.coalesced_mem == 1 and mix.uncoalesced_mem == 2
+    assert mix.requests_per_uncoalesced == (32 + 2) / 2
+
+
+def gpu() -> GPUConfig:
+    return GPUConfig(
+        name="hand",
+        compute_capability=61,
+        core_clock_mhz=1000.0,
+        n_sm=4,
+        sm=SMConfig(
+            max_threads=2048,
+            max_warps=64,
+            max_blocks=32,
+            registers=65536,
+            shared_mem_bytes=98304,
+            schedulers=4,
+        ),
+        l1=L1Config(size_bytes=16384, ways=4, mshr_entries=32, hit_latency_cycles=20),
+        l2=L2Config(size_bytes=65536, banks=2, ways=8, hit_latency_ns=100.0),
+        noc=NoCConfig(bandwidth_gbps=100.0),
+        dram=DRAMConfig(bandwidth_gbps=50.0, channels=2, latency_ns=200.0),
+    )
+
+
+def hand_cache(n_warps: int) -> CacheSimResult:
+    """Per-PC statistics consistent with the warps above (PCs 0, 16, 48)."""
+    ex = np.full(3, n_warps)
+    acc = np.array([1, 32, 2]) * n_warps
+    misses = np.array([1, 32, 2]) * n_warps
+    misses[0] = n_warps // 2
+    l2m = misses // 2
+    per_pc = PCStats(
+        pc=np.array([0, 16, 48], np.uint32),
+        executions=ex,
+        l1_accesses=acc,
+        l1_hits=acc - misses,
+        l1_pending_hits=np.zeros(3, np.int64),
+        l1_misses=misses,
+        l2_accesses=misses,
+        l2_misses=l2m,
+    )
+    reads, writes = int(misses[:2].sum()), int(acc[2])
+    ks = KernelCacheStats(
+        kernel_id=1,
+        name="handmade",
+        l1_read_accesses=int(acc[:2].sum()),
+        l1_read_hits=int(acc[:2].sum() - misses[:2].sum()),
+        l1_read_misses=reads,
+        l1_write_accesses=writes,
+        l2_accesses=reads + writes,
+        l2_misses=int(l2m.sum()),
+        l2_read_accesses=reads,
+        l2_read_misses=int(l2m[:2].sum()),
+        dram_read_bytes=int(l2m[:2].sum()) * 128,
+        dram_write_bytes=int(l2m[2]) * 128,
+        per_pc=per_pc,
+    )
+    return CacheSimResult(config_name="hand", kernels=[ks])
+
+
+def _app(n_blocks: int = 64) -> AppTrace:
+    k = kernel_from_warps([warp()] * (4 * n_blocks), warps_per_block=4)
+    return AppTrace(commands=[k, k], name="hand-app")
+
+
+def test_prepare_is_architecture_independent() -> None:
+    app = _app(8)
+    p = prepare(app)
+    assert [pk.index for pk in p.kernels] == [0, 1]
+    assert p.kernels[0].rep_warp == 0  # identical warps
+    assert p.kernels[0].total_warp_insts == 7 * 32
+    assert p.kernels[0].total_thread_insts == 7 * 32 * 32
+
+
+def test_predict_app_every_model() -> None:
+    pytest.importorskip("mdm.profile.occupancy", reason="occupancy not landed")
+    from mdm.models import _load_builtin  # noqa: F401
+
+    app = _app()
+    n_warps = app.kernels[0].n_warps
+    cache = hand_cache(n_warps)
+    cache = CacheSimResult("hand", [cache.kernels[0], cache.kernels[0]])
+    models = sorted(MODELS)
+    pred = predict_app(prepare(app), gpu(), models, cache=cache)
+    assert isinstance(pred, AppPrediction)
+    for m in models:
+        t = pred.total(m)
+        assert math.isfinite(t.cycles) and t.cycles > 0
+        assert t.cycles == pytest.approx(sum(p.cycles for p in pred.kernels[m]))
+        assert t.ipc == pytest.approx(2 * n_warps * 7 / t.cycles)
+        assert sum(t.cpi_stack.values()) == pytest.approx(t.cycles / t.warp_insts)
+    # identical kernels: identical predictions; the profile sees the per-PC misses
+    inp = pred.inputs[0]
+    assert inp.profile.read_misses.sum() == pytest.approx(0.5 + 32)
+    assert inp.profile.write_reqs.sum() == pytest.approx(2)
+    rows = pred.to_rows()
+    assert len(rows) == 3 * len(models)
+    assert {r["kernel"] for r in rows} == {"handmade", "total"}
+    assert all("cpi_base" in r for r in rows if r["model"] == "mdm")
+    d = json.loads(pred.to_json())
+    for m in models:
+        assert set(d["models"][m]) >= {"cycles", "ipc", "cpi_stack", "kernels"}
+        assert len(d["models"][m]["kernels"]) == 2
+    # predict_app on the bare AppTrace gives the same as on the prepared one
+    again = predict_app(app, gpu(), ["mdm"], cache=cache)
+    assert again.cycles("mdm") == pytest.approx(pred.cycles("mdm"))
+    assert get_model("mdm").predict_kernel(inp).cycles == pytest.approx(
+        pred.kernels["mdm"][0].cycles
+    )
+
+
+def test_cache_with_wrong_kernel_count() -> None:
+    pytest.importorskip("mdm.profile.occupancy", reason="occupancy not landed")
+    app = _app(2)
+    with pytest.raises(ValueError, match="2 kernels|1 kernels"):
+        predict_app(app, gpu(), ["mdm"], cache=hand_cache(8))
