@@ -89,6 +89,18 @@ def _pipeline() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., A
     return prepare, simulate_app, predict_app
 
 
+def shared_cache_sim(simulate_app: Callable[..., Any], app: Any, prepared: Any, gpu: Any) -> Any:
+    """One cache simulation to share between configurations with equal cache keys.
+
+    Tracks the representative warps the prepared app asks for (``track_warps``), so
+    ``predict_app(..., cache=...)`` gets the per-warp traces it needs.
+    """
+    track = getattr(prepared, "track_warps", None)
+    if callable(track):
+        track = track()
+    return simulate_app(app, gpu) if track is None else simulate_app(app, gpu, track_warps=track)
+
+
 def evaluate_item(item: WorkItem) -> list[Row]:
     """Default evaluator: one cache simulation, then every point's prediction.
 
@@ -96,14 +108,15 @@ def evaluate_item(item: WorkItem) -> list[Row]:
     """
     prepare, simulate_app, predict_app = _pipeline()
     key = item.workload.model_dump_json()
+    app = load_app(item.workload)
     if key not in _PREP_CACHE:
-        _PREP_CACHE[key] = prepare(load_app(item.workload))
+        _PREP_CACHE[key] = prepare(app)
     prepared = _PREP_CACHE[key]
     cache = None
     rows: list[Row] = []
     for point, gpu in zip(item.points, item.gpus, strict=True):
         if cache is None:
-            cache = simulate_app(getattr(prepared, "app", prepared), gpu)
+            cache = shared_cache_sim(simulate_app, app, prepared, gpu)
         pred = predict_app(prepared, gpu, list(item.models), cache=cache)
         for r in pred.to_rows():
             if r.get("kernel", "total") != "total":

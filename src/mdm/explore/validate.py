@@ -37,6 +37,7 @@ from scipy.stats import spearmanr
 
 from mdm.errors import ConfigError
 from mdm.explore.accelsim_log import parse_log
+from mdm.explore.runner import check_models, shared_cache_sim
 
 REQUIRED_COLUMNS = (
     "workload",
@@ -110,7 +111,7 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
             gpu = be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
         key = be["cache_key"](gpu)
         if key not in caches:
-            caches[key] = be["simulate_app"](app, gpu)
+            caches[key] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
         pred = be["predict_app"](prepared, gpu, list(task.models), cache=caches[key])
         for r in pred.to_rows():
             rows.append({"run_id": run_id, **r})
@@ -147,8 +148,6 @@ def validate(
     use_logs: bool = True,
 ) -> ValidationResult:
     """Run the models on the reference runs and compute errors and summaries."""
-    from mdm.explore.runner import check_models
-
     check_models(models, "--models")
     ref = Path(reference)
     table = load_results(ref / "results.csv")
