@@ -1,0 +1,626 @@
+"""Accel-Sim trace reader and writer (``kernelslist.g`` + ``.traceg[.xz|.gz]``).
+
+Reading streams the (decompressed) text in chunks of :data:`CHUNK_BYTES` cut at line
+boundaries and parses them with the numba kernel of :mod:`mdm.traces._parse`, so
+peak memory follows the columnar result, not the text. Every malformed, truncated
+or inconsistent input raises :class:`~mdm.errors.TraceFormatError` naming the file,
+the line and what was expected; a half-read trace is never returned.
+
+Strictness beyond Accel-Sim's own parser (documented choices):
+
+* required header fields: kernel name, kernel id, grid dim, block dim, shmem, nregs,
+  binary version and accelsim tracer version (3, 4 or 5); values are kept as the
+  file says (e.g. ``-nregs = 21955``), other ``-key = value`` lines go verbatim to
+  :attr:`KernelTrace.header`;
+* every thread block of the grid appears exactly once, each with exactly
+  ``ceil(threads/32)`` distinct warps, and each warp with exactly ``insts = N``
+  instruction lines;
+* ``mem_width`` is kept as written in the trace (Accel-Sim re-derives it from the
+  opcode at simulation time).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import lzma
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Literal
+
+import numpy as np
+
+from mdm.errors import TraceFormatError
+from mdm.traces import _parse as P
+from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, AppTrace, KernelTrace, Memcpy
+from mdm.traces.opcodes import classify_one, family
+
+#: Bytes of text parsed per numba call.
+CHUNK_BYTES = 16 << 20
+TRACE_SUFFIXES = (".traceg", ".traceg.xz", ".traceg.gz")
+TRACER_VERSIONS = (3, 4, 5)
+_FORMAT_LINE = (
+    "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] "
+    "mem_width [adrrescompress?] [mem_addresses] immediate"
+)
+_CORE_KEYS = (
+    "kernel name",
+    "kernel id",
+    "grid dim",
+    "block dim",
+    "shmem",
+    "nregs",
+    "binary version",
+)
+_HEADER_RE = re.compile(r"^-\s*([^=]*?)\s*=\s?(.*)$")
+_DIM_RE = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)\s*$")
+
+
+# --------------------------------------------------------------------- opening
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _chunks(f: IO[bytes], first: bytes, size: int) -> Iterator[bytes]:
+    """Yield pieces of text that each end with a newline (the last one gets one added)."""
+    tail = first
+    while True:
+        try:
+            block = f.read(size)
+        except (lzma.LZMAError, EOFError, OSError, gzip.BadGzipFile) as exc:
+            raise TraceFormatError(f.name if hasattr(f, "name") else "?", None, str(exc)) from exc
+        if not block:
+            break
+        data = tail + block
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            tail = data
+            continue
+        yield data[: cut + 1]
+        tail = data[cut + 1 :]
+    if tail:
+        yield tail + b"\n"
+
+
+# --------------------------------------------------------------------- header
+def _int_field(path: Path, lineno: int, key: str, value: str) -> int:
+    try:
+        return int(value.strip(), 0)
+    except ValueError:
+        raise TraceFormatError(
+            path, lineno, f"header '-{key} = ...' expected an integer, got {value.strip()!r}"
+        ) from None
+
+
+def _dim_field(path: Path, lineno: int, key: str, value: str) -> tuple[int, int, int]:
+    m = _DIM_RE.match(value.strip())
+    if not m:
+        raise TraceFormatError(
+            path, lineno, f"header '-{key} = ...' expected '(x,y,z)', got {value.strip()!r}"
+        )
+    dims = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    if min(dims) < 1:
+        raise TraceFormatError(path, lineno, f"header '-{key}' expected positive dims")
+    return dims
+
+
+def _split_header(path: Path, text: bytes) -> tuple[dict[str, tuple[int, str]], int, int]:
+    """Parse the ``-key = value`` lines; returns (fields, body byte offset, body line)."""
+    fields: dict[str, tuple[int, str]] = {}
+    pos = 0
+    lineno = 1
+    n = len(text)
+    while pos < n:
+        end = text.find(b"\n", pos)
+        if end < 0:
+            end = n
+        raw = text[pos:end]
+        s = raw.strip()
+        if s.startswith(b"-"):
+            try:
+                line = raw.decode("utf-8").rstrip("\r")
+            except UnicodeDecodeError:
+                raise TraceFormatError(path, lineno, "header line is not UTF-8 text") from None
+            m = _HEADER_RE.match(line.strip())
+            if not m:
+                raise TraceFormatError(path, lineno, "expected a header line '-key = value'")
+            key = " ".join(m.group(1).split())
+            if key in fields:
+                raise TraceFormatError(path, lineno, f"header field '-{key}' given twice")
+            fields[key] = (lineno, m.group(2))
+        elif s:
+            return fields, pos, lineno
+        pos = end + 1
+        lineno += 1
+    return fields, n, lineno
+
+
+def _kernel_header(
+    path: Path, fields: dict[str, tuple[int, str]], body_line: int
+) -> dict[str, object]:
+    for key in (*_CORE_KEYS, "accelsim tracer version"):
+        if key not in fields:
+            raise TraceFormatError(
+                path, body_line, f"missing header field '-{key} = ...' before the trace body"
+            )
+    out: dict[str, object] = {}
+    ln, v = fields["kernel name"]
+    if not v.strip():
+        raise TraceFormatError(path, ln, "header '-kernel name' expected a name")
+    out["name"] = v.rstrip("\r")
+    out["kernel_id"] = _int_field(
+        path, *fields["kernel id"][:1], "kernel id", fields["kernel id"][1]
+    )
+    out["grid"] = _dim_field(path, fields["grid dim"][0], "grid dim", fields["grid dim"][1])
+    out["block"] = _dim_field(path, fields["block dim"][0], "block dim", fields["block dim"][1])
+    for key, attr in (
+        ("shmem", "shmem_bytes"),
+        ("nregs", "nregs"),
+        ("binary version", "binary_version"),
+    ):
+        out[attr] = _int_field(path, fields[key][0], key, fields[key][1])
+    ln, v = fields["accelsim tracer version"]
+    tv = _int_field(path, ln, "accelsim tracer version", v)
+    if tv not in TRACER_VERSIONS:
+        raise TraceFormatError(path, ln, f"expected accelsim tracer version 3, 4 or 5, got {tv}")
+    lineinfo = 0
+    if "enable lineinfo" in fields:
+        ln, v = fields["enable lineinfo"]
+        lineinfo = _int_field(path, ln, "enable lineinfo", v)
+        if lineinfo not in (0, 1):
+            raise TraceFormatError(path, ln, "header '-enable lineinfo' expected 0 or 1")
+    out["lineinfo"] = lineinfo
+    out["header"] = {
+        k: v.rstrip("\r")
+        for k, (_, v) in fields.items()
+        if k not in _CORE_KEYS and k != "enable lineinfo"
+    }
+    return out
+
+
+# --------------------------------------------------------------------- reader
+class _Out:
+    """Growable output arrays of one kernel."""
+
+    def __init__(self, n_inst: int, n_addr: int, n_warp: int) -> None:
+        self.pc = np.empty(n_inst, np.uint32)
+        self.opcode = np.empty(n_inst, np.uint16)
+        self.mask = np.empty(n_inst, np.uint32)
+        self.dst = np.empty((n_inst, MAX_DST), np.int16)
+        self.src = np.empty((n_inst, MAX_SRC), np.int16)
+        self.mem_width = np.empty(n_inst, np.uint8)
+        self.line = np.empty(n_inst, np.int32)
+        self.addr_ptr = np.zeros(n_inst + 1, np.int64)
+        self.addrs = np.empty(n_addr, np.uint64)
+        self.warp_start = np.empty(n_warp, np.int64)
+        self.warp_block = np.empty(n_warp, np.int32)
+        self.warp_id = np.empty(n_warp, np.int32)
+
+    @staticmethod
+    def _grow(a: np.ndarray, used: int, extra: int = 0) -> np.ndarray:
+        new = np.empty((max(2 * a.shape[0], 1024) + extra, *a.shape[1:]), a.dtype)
+        new[:used] = a[:used]
+        return new
+
+    def grow_inst(self, n: int) -> None:
+        for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
+            setattr(self, name, self._grow(getattr(self, name), n))
+        self.addr_ptr = self._grow(self.addr_ptr, n + 1, 1)
+
+    def grow_addr(self, n: int) -> None:
+        self.addrs = self._grow(self.addrs, n, 64)
+
+    def grow_warp(self, n: int) -> None:
+        for name in ("warp_start", "warp_block", "warp_id"):
+            setattr(self, name, self._grow(getattr(self, name), n))
+
+
+class _OpcodeTable:
+    """Opcode strings <-> ids, mirrored in the numba hash table."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self.tab_id = np.full(capacity, -1, np.int32)
+        self.tab_hash = np.zeros(capacity, np.uint64)
+        self.op_bytes = np.zeros((capacity // 2, P.OPC_MAXLEN), np.uint8)
+        self.op_len = np.zeros(capacity // 2, np.int32)
+        self.names: list[str] = []
+
+    def add(self, buf: np.ndarray, s: int, e: int) -> str:
+        if len(self.names) >= self.op_len.shape[0] - 1:
+            raise OverflowError("more than 2047 distinct opcodes in one kernel")
+        name = bytes(buf[s:e]).decode("ascii", errors="replace")
+        P.table_insert(
+            self.tab_id, self.tab_hash, self.op_bytes, self.op_len, buf, s, e, len(self.names)
+        )
+        self.names.append(name)
+        return name
+
+
+def _line_of(buf: np.ndarray, offset: int, first_line: int) -> int:
+    return first_line + int(np.count_nonzero(buf[:offset] == 10))
+
+
+def read_kernel(
+    path: str | Path, *, allow_unknown: bool = False, chunk_bytes: int = CHUNK_BYTES
+) -> KernelTrace:
+    """Read one ``.traceg`` / ``.traceg.xz`` / ``.traceg.gz`` file into a :class:`KernelTrace`.
+
+    An opcode missing from the SASS table of the kernel's binary version raises
+    :class:`TraceFormatError` unless ``allow_unknown`` (then it is ``UNKNOWN``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TraceFormatError(path, None, "kernel trace file not found")
+    with _open_binary(path) as f:
+        try:
+            first = f.read(max(chunk_bytes, 1 << 16))
+        except (lzma.LZMAError, EOFError, OSError) as exc:
+            raise TraceFormatError(path, None, f"cannot decompress: {exc}") from None
+        fields, body_off, body_line = _split_header(path, first)
+        hdr = _kernel_header(path, fields, body_line)
+        grid: tuple[int, int, int] = hdr["grid"]  # type: ignore[assignment]
+        block: tuple[int, int, int] = hdr["block"]  # type: ignore[assignment]
+        n_blocks = grid[0] * grid[1] * grid[2]
+        threads = block[0] * block[1] * block[2]
+        wpb = -(-threads // WARP_SIZE)
+        if wpb > 63:
+            raise TraceFormatError(
+                path, fields["block dim"][0], "block dim expected at most 2016 threads"
+            )
+        binary_version = int(hdr["binary_version"])  # type: ignore[call-overload]
+        fam = family(binary_version)
+
+        state = np.zeros(P.N_STATE, np.int64)
+        state[P.S_HAS_IMM] = -1
+        block_seen = np.zeros(n_blocks, np.uint8)
+        est = max(len(first) // 40, 1024)
+        out = _Out(est, est * 4, max(est // 16, 64))
+        ops = _OpcodeTable()
+        op_class: list[int] = []
+        line0 = body_line
+        for chunk in _chunks(f, first[body_off:], chunk_bytes):
+            buf = np.frombuffer(chunk, dtype=np.uint8)
+            start = 0
+            while True:
+                status, off, a, b = P.parse_chunk(
+                    buf, start, state, int(hdr["lineinfo"]),  # type: ignore[call-overload]
+                    grid[0], grid[1], grid[2], wpb, block_seen,
+                    ops.tab_id, ops.tab_hash, ops.op_bytes, ops.op_len,
+                    out.pc, out.opcode, out.mask, out.dst, out.src, out.mem_width,
+                    out.line, out.addr_ptr, out.addrs,
+                    out.warp_start, out.warp_block, out.warp_id,
+                )  # fmt: skip
+                if status == P.OK:
+                    break
+                start = off
+                if status == P.GROW_INST:
+                    out.grow_inst(int(state[P.S_NINST]))
+                elif status == P.GROW_ADDR:
+                    out.grow_addr(int(state[P.S_NADDR]))
+                elif status == P.GROW_WARP:
+                    out.grow_warp(int(state[P.S_NWARP]))
+                elif status == P.NEW_OPCODE:
+                    name = ops.add(buf, a, b)
+                    cls = classify_one(name, fam)
+                    if cls is None:
+                        if not allow_unknown:
+                            raise TraceFormatError(
+                                path,
+                                _line_of(buf, off, line0),
+                                f"unknown SASS opcode {name!r} for binary version "
+                                f"{binary_version} ({fam} table); expected a documented "
+                                "opcode (allow_unknown counts it as UNKNOWN)",
+                            )
+                        cls = 15
+                    op_class.append(int(cls))
+                else:
+                    line = _line_of(buf, off, line0)
+                    msg = P.ERRORS.get(status, f"parse error {status}")
+                    if status == 42:
+                        msg += f" ({int(state[P.S_DECL])} declared, {int(state[P.S_DECL] - state[P.S_REMAIN])} found)"
+                    raise TraceFormatError(path, line, msg)
+            line0 += int(np.count_nonzero(buf == 10))
+        last_line = line0 - 1
+        if state[P.S_IN_TB]:
+            raise TraceFormatError(
+                path, last_line, "truncated trace: expected #END_TB before the end of the file"
+            )
+        if state[P.S_NTB] != n_blocks:
+            raise TraceFormatError(
+                path,
+                last_line,
+                f"expected {n_blocks} thread blocks (grid dim {grid}), found {int(state[P.S_NTB])}",
+            )
+    n = int(state[P.S_NINST])
+    nw = int(state[P.S_NWARP])
+    na = int(state[P.S_NADDR])
+    warp_ptr = np.empty(nw + 1, np.int64)
+    warp_ptr[:nw] = out.warp_start[:nw]
+    warp_ptr[nw] = n
+    classes = np.asarray(op_class, dtype=np.uint8)
+    opcode = out.opcode[:n].copy()
+    kt = KernelTrace(
+        name=str(hdr["name"]),
+        kernel_id=int(hdr["kernel_id"]),  # type: ignore[call-overload]
+        grid=grid,
+        block=block,
+        nregs=int(hdr["nregs"]),  # type: ignore[call-overload]
+        shmem_bytes=int(hdr["shmem_bytes"]),  # type: ignore[call-overload]
+        binary_version=binary_version,
+        warp_ptr=warp_ptr,
+        warp_block=out.warp_block[:nw].copy(),
+        warp_id=out.warp_id[:nw].copy(),
+        pc=out.pc[:n].copy(),
+        opcode=opcode,
+        iclass=classes[opcode] if n else np.empty(0, np.uint8),
+        mask=out.mask[:n].copy(),
+        dst=out.dst[:n].copy(),
+        src=out.src[:n].copy(),
+        mem_width=out.mem_width[:n].copy(),
+        line=out.line[:n].copy(),
+        addr_ptr=out.addr_ptr[: n + 1].copy(),
+        addrs=out.addrs[:na].copy(),
+        opcodes=tuple(ops.names),
+        header=dict(hdr["header"]),  # type: ignore[call-overload]
+    )
+    return kt
+
+
+def _resolve_kernel_file(listfile: Path, name: str, lineno: int) -> Path:
+    cand = listfile.parent / name
+    if cand.is_file():
+        return cand
+    for suffix in (".xz", ".gz"):
+        alt = cand.with_name(cand.name + suffix)
+        if alt.is_file():
+            return alt
+    raise TraceFormatError(
+        listfile,
+        lineno,
+        f"kernel trace {name!r} listed but not found (nor .xz/.gz) in {listfile.parent}",
+    )
+
+
+def kernelslist_path(path: str | Path) -> Path:
+    """``kernelslist.g`` of ``path`` (the file itself or a directory holding it)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "kernelslist.g"
+    if not p.is_file():
+        raise TraceFormatError(p, None, "kernelslist.g not found")
+    return p
+
+
+def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
+    """Read an application: a directory with ``kernelslist.g`` or that file itself.
+
+    Lines of ``kernelslist.g``: kernel trace file names (relative to the list; a
+    missing ``x.traceg`` falls back to ``x.traceg.xz`` / ``.gz``), ``MemcpyHtoD,addr,bytes``
+    copies, and ``MemcpyDtoH,...`` lines, which are ignored as Accel-Sim does.
+    """
+    listfile = kernelslist_path(path)
+    commands: list[KernelTrace | Memcpy] = []
+    try:
+        text = listfile.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise TraceFormatError(listfile, None, "kernelslist.g is not UTF-8 text") from None
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("MemcpyHtoD"):
+            parts = [s.strip() for s in line.split(",")]
+            try:
+                if len(parts) != 3:
+                    raise ValueError
+                commands.append(Memcpy(addr=int(parts[1], 16), nbytes=int(parts[2], 10)))
+            except ValueError:
+                raise TraceFormatError(
+                    listfile, lineno, "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes>'"
+                ) from None
+        elif line.startswith("MemcpyDtoH"):
+            continue
+        elif line.startswith("kernel") or any(line.endswith(s) for s in TRACE_SUFFIXES):
+            commands.append(
+                read_kernel(
+                    _resolve_kernel_file(listfile, line, lineno), allow_unknown=allow_unknown
+                )
+            )
+        else:
+            raise TraceFormatError(
+                listfile, lineno, "expected a kernel trace file name or 'MemcpyHtoD,addr,bytes'"
+            )
+    return AppTrace(commands=commands, name=listfile.parent.name)
+
+
+# --------------------------------------------------------------------- writer
+AddressMode = Literal["auto", "list", "delta"]
+
+
+def _lane_order_contiguous(mask: int) -> bool:
+    if mask == 0:
+        return False
+    m = mask >> ((mask & -mask).bit_length() - 1)
+    return (m & (m + 1)) == 0
+
+
+def _format_kernel_body(
+    kt: KernelTrace,
+    out: io.TextIOBase | IO[str],
+    address_mode: AddressMode,
+    delta_count: Literal["n-1", "n"],
+    immediate: bool,
+    lineinfo: bool,
+) -> None:
+    gx, gy, _ = kt.grid
+    pcs = kt.pc.tolist()
+    masks = kt.mask.tolist()
+    ops = [kt.opcodes[o] for o in kt.opcode.tolist()]
+    widths = kt.mem_width.tolist()
+    lines = kt.line.tolist()
+    aptr = kt.addr_ptr.tolist()
+    addrs = kt.addrs
+    dsts = kt.dst.tolist()
+    srcs = kt.src.tolist()
+    wptr = kt.warp_ptr.tolist()
+    wblock = kt.warp_block.tolist()
+    wid = kt.warp_id.tolist()
+    w = 0
+    nw = kt.n_warps
+    while w < nw:
+        b = wblock[w]
+        w_end = w
+        while w_end < nw and wblock[w_end] == b:
+            w_end += 1
+        x, y, z = b % gx, (b // gx) % gy, b // (gx * gy)
+        parts = [f"\n#BEGIN_TB\n\nthread block = {x},{y},{z}\n"]
+        for k in range(w, w_end):
+            s, e = wptr[k], wptr[k + 1]
+            parts.append(f"\nwarp = {wid[k]}\ninsts = {e - s}\n")
+            for i in range(s, e):
+                d = [r for r in dsts[i] if r >= 0]
+                sr = [r for r in srcs[i] if r >= 0]
+                seg = [
+                    f"{pcs[i]:04x} {masks[i]:08x} {len(d)}",
+                    *(f"R{r}" for r in d),
+                    ops[i],
+                    str(len(sr)),
+                    *(f"R{r}" for r in sr),
+                    str(widths[i]),
+                ]
+                if lineinfo:
+                    seg.insert(0, str(lines[i]))
+                a0, a1 = aptr[i], aptr[i + 1]
+                if widths[i] > 0:
+                    seg.extend(
+                        _format_addresses(kt, i, masks[i], addrs[a0:a1], address_mode, delta_count)
+                    )
+                elif a1 != a0:
+                    raise ValueError(f"instruction {i} has addresses but mem_width 0")
+                if immediate:
+                    seg.append("0")
+                parts.append(" ".join(seg))
+                parts.append("\n")
+        parts.append("\n#END_TB\n")
+        out.write("".join(parts))
+        w = w_end
+
+
+def _format_addresses(
+    kt: KernelTrace,
+    i: int,
+    mask: int,
+    a: np.ndarray,
+    address_mode: AddressMode,
+    delta_count: Literal["n-1", "n"],
+) -> list[str]:
+    n = mask.bit_count()
+    if a.shape[0] != n:
+        raise ValueError(
+            f"instruction {i}: {a.shape[0]} addresses for {n} active lanes (mem_width > 0)"
+        )
+    vals = a.tolist()
+    if address_mode == "delta":
+        if n == 0:
+            return ["2", "0x0"]
+        deltas = [str(_signed(vals[k] - vals[k - 1])) for k in range(1, n)]
+        if delta_count == "n":
+            deltas.append("0")
+        return ["2", f"0x{vals[0]:x}", *deltas]
+    if address_mode == "auto" and n >= 1 and _lane_order_contiguous(mask):
+        stride = _signed(vals[1] - vals[0]) if n > 1 else 0
+        if -(2**31) <= stride < 2**31 and all(
+            (vals[k] - vals[k - 1]) % (1 << 64) == stride % (1 << 64) for k in range(1, n)
+        ):
+            return ["1", f"0x{vals[0]:x}", str(stride)]
+    return ["0", *(f"0x{v:x}" for v in vals)]
+
+
+def _signed(d: int) -> int:
+    d %= 1 << 64
+    return d - (1 << 64) if d >= 1 << 63 else d
+
+
+def write_kernel(
+    kt: KernelTrace,
+    path: str | Path,
+    *,
+    address_mode: AddressMode = "auto",
+    delta_count: Literal["n-1", "n"] = "n-1",
+    immediate: bool = False,
+) -> Path:
+    """Write one kernel as an Accel-Sim ``.traceg`` (``.xz``/``.gz`` by suffix of ``path``).
+
+    ``address_mode``: ``"auto"`` writes mode 1 (base, stride) for contiguous active
+    lanes with a constant stride and mode 0 (list) otherwise; ``"list"`` always mode 0;
+    ``"delta"`` always mode 2 with ``delta_count`` deltas. ``immediate`` appends a
+    trailing immediate field (0) to every instruction line, as tracer version 5 does.
+    Warps of one thread block must be consecutive in ``kt``.
+    """
+    path = Path(path)
+    blocks = kt.warp_block
+    if kt.n_warps > 1:
+        starts = blocks[np.r_[True, blocks[1:] != blocks[:-1]]]
+        if np.unique(starts).shape[0] != starts.shape[0]:
+            raise ValueError("warps of one thread block are not consecutive")
+    lineinfo = bool(kt.n_instructions and np.any(kt.line != -1))
+    hdr = [
+        f"-kernel name = {kt.name}",
+        f"-kernel id = {kt.kernel_id}",
+        "-grid dim = ({},{},{})".format(*kt.grid),
+        "-block dim = ({},{},{})".format(*kt.block),
+        f"-shmem = {kt.shmem_bytes}",
+        f"-nregs = {kt.nregs}",
+        f"-binary version = {kt.binary_version}",
+    ]
+    extra = dict(kt.header)
+    extra.setdefault("accelsim tracer version", "5")
+    hdr += [f"-{k} = {v}" for k, v in extra.items()]
+    hdr.append(f"-enable lineinfo = {int(lineinfo)}")
+    if path.name.endswith(".xz"):
+        raw: IO[bytes] = lzma.open(path, "wb", preset=1)
+    elif path.name.endswith(".gz"):
+        raw = gzip.open(path, "wb", compresslevel=3)
+    else:
+        raw = open(path, "wb")
+    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as out:
+        out.write("\n".join(hdr) + "\n\n" + _FORMAT_LINE + "\n\n")
+        _format_kernel_body(kt, out, address_mode, delta_count, immediate, lineinfo)
+    return path
+
+
+def write_app(
+    app: AppTrace,
+    outdir: str | Path,
+    compress: Literal["xz", "gz"] | None = None,
+    **kwargs: object,
+) -> Path:
+    """Write ``app`` as ``outdir/kernelslist.g`` plus one ``kernel-<id>.traceg[.xz|.gz]`` each.
+
+    Extra keyword arguments go to :func:`write_kernel`. Returns the list file path.
+    """
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    suffix = ".traceg" + (f".{compress}" if compress else "")
+    if compress not in (None, "xz", "gz"):
+        raise ValueError(f"compress must be None, 'xz' or 'gz', not {compress!r}")
+    lines: list[str] = []
+    used: set[str] = set()
+    for idx, cmd in enumerate(app.commands):
+        if isinstance(cmd, Memcpy):
+            lines.append(f"MemcpyHtoD,0x{cmd.addr:016x},{cmd.nbytes}")
+            continue
+        name = f"kernel-{cmd.kernel_id}{suffix}"
+        if name in used:
+            name = f"kernel-{cmd.kernel_id}-{idx}{suffix}"
+        used.add(name)
+        write_kernel(cmd, outdir / name, **kwargs)  # type: ignore[arg-type]
+        lines.append(name)
+    listfile = outdir / "kernelslist.g"
+    listfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return listfile

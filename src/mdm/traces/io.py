@@ -1,0 +1,88 @@
+"""Reader registry (xarray-style backends) and the ``open_trace`` entry point.
+
+A backend is a :class:`TraceBackend` with ``guess_can_open(path)`` and
+``open(path, **kwargs) -> AppTrace``; :func:`open_trace` asks the registered backends
+in order and uses the first that accepts the path. Other modules add their own with
+:func:`register_backend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mdm.errors import TraceFormatError
+from mdm.traces import accelsim, store
+from mdm.traces.model import AppTrace
+
+
+@dataclass(frozen=True)
+class TraceBackend:
+    """A named trace reader."""
+
+    name: str
+    guess_can_open: Callable[[Path], bool]
+    open: Callable[..., AppTrace]
+
+
+BACKENDS: dict[str, TraceBackend] = {}
+
+
+def register_backend(backend: TraceBackend, *, first: bool = False) -> None:
+    """Add (or replace) a backend; ``first`` makes it take precedence over the others."""
+    if first:
+        others = {k: v for k, v in BACKENDS.items() if k != backend.name}
+        BACKENDS.clear()
+        BACKENDS[backend.name] = backend
+        BACKENDS.update(others)
+    else:
+        BACKENDS[backend.name] = backend
+
+
+def _accelsim_dir(p: Path) -> bool:
+    return (p.is_dir() and (p / "kernelslist.g").is_file()) or (
+        p.is_file() and p.name == "kernelslist.g"
+    )
+
+
+def _accelsim_kernel(p: Path) -> bool:
+    return p.is_file() and any(p.name.endswith(s) for s in accelsim.TRACE_SUFFIXES)
+
+
+def _open_kernel(p: Path, **kw: Any) -> AppTrace:
+    return AppTrace(commands=[accelsim.read_kernel(p, **kw)], name=p.name.split(".")[0])
+
+
+def _open_store(p: Path, **kw: Any) -> AppTrace:
+    return store.load_store(p)
+
+
+register_backend(TraceBackend("accelsim", _accelsim_dir, accelsim.read_app))
+register_backend(TraceBackend("accelsim-kernel", _accelsim_kernel, _open_kernel))
+register_backend(TraceBackend("store", store.is_store, _open_store))
+
+
+def open_trace(path: str | Path, *, engine: str | None = None, **kwargs: Any) -> AppTrace:
+    """Open any supported trace: Accel-Sim dir / ``kernelslist.g`` / ``.traceg[.xz|.gz]``
+    or a compact store. ``engine`` forces a backend by name; ``kwargs`` (e.g.
+    ``allow_unknown``) go to the Accel-Sim readers."""
+    p = Path(path)
+    if engine is not None:
+        if engine not in BACKENDS:
+            raise TraceFormatError(
+                p, None, f"unknown trace engine {engine!r}; expected one of {sorted(BACKENDS)}"
+            )
+        return BACKENDS[engine].open(p, **kwargs)
+    if not p.exists():
+        raise TraceFormatError(p, None, "no such file or directory")
+    for b in BACKENDS.values():
+        if b.guess_can_open(p):
+            return b.open(p, **kwargs)
+    raise TraceFormatError(
+        p,
+        None,
+        "expected an Accel-Sim trace (directory with kernelslist.g, kernelslist.g, "
+        ".traceg[.xz|.gz]) or an mdm trace store (.npz)",
+    )
