@@ -1,1 +1,7 @@
-"""config stage of the mdm pipeline."""
+"""config stage of the mdm pipeline: typed GPU configurations, presets, Accel-Sim import."""
+
+from mdm.config.accelsim import CacheSpec, import_accelsim
+from mdm.config.gpu import GPUConfig
+from mdm.config.load import list_presets, load_gpu
+
+__all__ = ["CacheSpec", "GPUConfig", "import_accelsim", "list_presets", "load_gpu"]

@@ -1,0 +1,118 @@
+"""Load a :class:`GPUConfig` from a preset name, a TOML / YAML / JSON file or an Accel-Sim config.
+
+A file may start from another configuration with ``base = "<preset name or path>"``
+(a relative path is relative to the file) and override any field, Accel-Sim style
+("base config + named deltas"): tables are merged key by key, other values replaced.
+Without its own ``name`` a derived file is named after its stem. Unknown keys and
+out-of-range values raise :class:`ConfigError` naming the file and the dotted field.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from mdm.config.accelsim import import_accelsim
+from mdm.config.gpu import GPUConfig, translate_validation_error
+from mdm.errors import ConfigError
+
+__all__ = ["list_presets", "load_gpu", "load_gpu_dict"]
+
+_SUFFIXES = {".toml", ".yaml", ".yml", ".json"}
+
+
+def list_presets() -> list[str]:
+    """Names of the built-in presets (``src/mdm/config/presets/*.toml``), sorted."""
+    folder = resources.files("mdm.config") / "presets"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_gpu(preset_or_path: str | Path) -> GPUConfig:
+    """A validated :class:`GPUConfig` from a preset name or a file path.
+
+    ``.toml`` / ``.yaml`` / ``.yml`` / ``.json`` files use the schema's nested keys;
+    a ``gpgpusim.config`` file (or a folder holding one) goes through
+    :func:`mdm.config.accelsim.import_accelsim`.
+    """
+    path = Path(preset_or_path)
+    if path.is_dir() or path.name == "gpgpusim.config" or path.suffix == ".config":
+        return import_accelsim(path)
+    data, source = load_gpu_dict(preset_or_path)
+    try:
+        return GPUConfig.model_validate(data)
+    except ValidationError as exc:
+        raise translate_validation_error(exc, source) from None
+
+
+def load_gpu_dict(preset_or_path: str | Path, _seen: tuple[str, ...] = ()) -> tuple[dict, str]:
+    """The raw (unvalidated, ``base`` resolved) mapping of a preset or file, and its source."""
+    text, source, fmt, folder = _read(preset_or_path)
+    if source in _seen:
+        raise ConfigError(source, f"circular 'base' chain: {' -> '.join((*_seen, source))}")
+    data = _parse(text, source, fmt)
+    base = data.pop("base", None)
+    if base is None:
+        return data, source
+    if not isinstance(base, str):
+        raise ConfigError(source, f"field 'base': expected a preset name or path, got {base!r}")
+    ref: str | Path = base
+    if folder is not None and Path(base).suffix in _SUFFIXES:
+        ref = folder / base
+    base_data, _ = load_gpu_dict(ref, (*_seen, source))
+    merged = _merge(base_data, data)
+    if "name" not in data:
+        merged["name"] = Path(source).stem
+    return merged, source
+
+
+def _read(preset_or_path: str | Path) -> tuple[str, str, str, Path | None]:
+    path = Path(preset_or_path)
+    if path.suffix in _SUFFIXES:
+        if not path.is_file():
+            raise ConfigError(path, "configuration file not found")
+        fmt = {".yml": ".yaml"}.get(path.suffix, path.suffix)
+        return path.read_text(), str(path), fmt, path.parent
+    name = str(preset_or_path)
+    res = resources.files("mdm.config") / "presets" / f"{name}.toml"
+    if "/" in name or not res.is_file():
+        raise ConfigError(
+            None,
+            f"unknown GPU preset or file {name!r}: presets are {', '.join(list_presets())}; "
+            "files must end in .toml, .yaml, .yml, .json or be a gpgpusim.config",
+        )
+    return res.read_text(), f"preset {name} ({res})", ".toml", None
+
+
+def _parse(text: str, source: str, fmt: str) -> dict[str, Any]:
+    try:
+        if fmt == ".toml":
+            data = tomllib.loads(text)
+        elif fmt == ".yaml":
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, f"invalid TOML: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, f"invalid YAML: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, f"line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(source, "expected a mapping of configuration fields at the top level")
+    return data
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
