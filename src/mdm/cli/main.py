@@ -31,6 +31,7 @@ def _register() -> None:
     app.add_typer(_study.app, name="study")
     app.command("sweep")(_sweep.sweep)
     app.command("validate")(_validate.validate)
+    app.command("predict")(__import__("mdm.cli.predict", fromlist=["predict"]).predict)
 
 
 _register()
