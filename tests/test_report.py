@@ -1,0 +1,68 @@
+"""Report pages and figures from synthetic tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdm.explore.validate import ValidationResult
+from mdm.report.pages import sweep_report, validation_report
+
+
+def _sweep_table() -> pd.DataFrame:
+    rows = []
+    for wl in ("a", "b"):
+        for n_sm in (14, 28):
+            for bw in (240.0, 480.0):
+                for m in ("mdm", "gpumech"):
+                    c = 1e5 / n_sm + 1e4 / bw
+                    rows.append(
+                        {
+                            "workload": wl,
+                            "n_sm": n_sm,
+                            "dram.bandwidth_gbps": bw,
+                            "model": m,
+                            "cycles": c,
+                            "ipc": 1e3 / c,
+                            "cpi_base": 1.0,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_sweep_report_writes_svg_png_and_links(tmp_path: Path) -> None:
+    page = sweep_report(_sweep_table(), tmp_path, ["n_sm", "dram.bandwidth_gbps"], "t")
+    html = page.read_text()
+    svgs = sorted((tmp_path / "figures").glob("*.svg"))
+    assert len(svgs) == 2 * 2 + 2 * 2  # lines per field + heatmap per model, per workload
+    for s in svgs:
+        assert s.with_suffix(".png").stat().st_size > 0
+        assert f"figures/{s.name}" in html
+
+
+def test_validation_report(tmp_path: Path) -> None:
+    runs = pd.DataFrame(
+        {
+            "run_id": ["w__a__baseline", "w__a__n_sm_14", "c__a__baseline"],
+            "workload": ["w", "w", "c"],
+            "class": ["MD", "MD", "calib"],
+            "arch": ["a"] * 3,
+            "sweep_param": ["baseline", "n_sm", "baseline"],
+            "sweep_value": ["", "14", ""],
+            "model": ["mdm"] * 3,
+            "ipc_sim": [1.0, 2.0, 3.0],
+            "ipc_model": [1.1, 1.5, 3.0],
+        }
+    )
+    runs["error"] = (runs["ipc_model"] - runs["ipc_sim"]) / runs["ipc_sim"]
+    runs["abs_error"] = runs["error"].abs()
+    empty = pd.DataFrame()
+    summary = {"runs": 3, "models": {"mdm": {"mean_abs_error": 0.1, "mean_abs_error_nmd": np.nan}}}
+    res = ValidationResult(runs, empty, empty, empty, empty, summary)
+    validation_report(res, tmp_path)
+    assert (tmp_path / "figures" / "fig5_a.svg").exists()
+    assert (tmp_path / "figures" / "sweeps_a.png").exists()
+    assert '"mean_abs_error_nmd": null' in (tmp_path / "summary.json").read_text()
+    assert "fig5_a.svg" in (tmp_path / "report.html").read_text()
