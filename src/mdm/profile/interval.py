@@ -228,8 +228,8 @@ def warp_summaries(
     lat = (latencies or default_latencies()).per_instruction(kernel.pc, kernel.iclass)
     return _all_warps(
         kernel.warp_ptr.astype(np.int64),
-        kernel.dst.astype(np.int64),
-        kernel.src.astype(np.int64),
+        np.ascontiguousarray(kernel.dst),
+        np.ascontiguousarray(kernel.src),
         lat.astype(np.float64),
         _n_regs(kernel),
     )
@@ -303,8 +303,8 @@ def interval_profile(
     starts = np.zeros(n, np.int64)
     stalls = np.zeros(n, np.float64)
     m = _walk(
-        kernel.dst[a:b].astype(np.int64),
-        kernel.src[a:b].astype(np.int64),
+        np.ascontiguousarray(kernel.dst[a:b]),
+        np.ascontiguousarray(kernel.src[a:b]),
         lat.astype(np.float64),
         0,
         n,
