@@ -1,0 +1,110 @@
+"""Occupancy: hand-worked cases, reference simulator's ctas_per_sm, brute-force invariant."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdm.config import load_gpu
+from mdm.errors import MdmError
+from mdm.profile.occupancy import occupancy
+
+PASCAL = load_gpu("mdm_pascal")
+
+
+def test_hand_worked_limits():
+    # 256 threads = 8 warps; 2048/256 = 8 blocks by threads, 64/8 = 8 by warps
+    o = occupancy(PASCAL, 256, 16, 0, 448)
+    assert (o.blocks_per_sm, o.warps_per_sm, o.limiting) == (8, 64, "threads")
+    assert o.limited_by == ("threads", "warps")
+    assert (o.active_sms, o.waves, o.fractional_waves) == (28, 2, 2.0)
+    # 33 registers -> 36 per thread (GPGPU-Sim rounds to 4): 65536 // (256*36) = 7
+    o = occupancy(PASCAL, 256, 33, 0, 100)
+    assert (o.blocks_per_sm, o.limiting) == (7, "registers")
+    assert o.waves == 1 and o.fractional_waves == pytest.approx(100 / (7 * 28))
+    # 40 KB shared memory per block: 96 KB // 40 KB = 2 blocks
+    o = occupancy(PASCAL, 64, 8, 40 * 1024, 5)
+    assert (o.blocks_per_sm, o.limiting, o.active_sms) == (2, "shared_memory", 5)
+    # 1 thread: padded to one warp, 32-block limit
+    o = occupancy(PASCAL, 1, 8, 0, 1)
+    assert (o.blocks_per_sm, o.limiting, o.warps_per_sm) == (32, "blocks", 32)
+    # a 100-thread block occupies 4 warps: 2048 // 128 = 16 blocks
+    assert occupancy(PASCAL, 100, 0, 0, 1).blocks_per_sm == 16
+
+
+def test_granularity_256_per_warp():
+    gpu = PASCAL.with_updates({"sm.register_alloc_granularity": 256})
+    # 33 regs x 32 lanes = 1056 -> 1280 per warp; 65536 // (8 * 1280) = 6
+    assert occupancy(gpu, 256, 33, 0, 1).blocks_per_sm == 6
+
+
+def test_nregs_policy():
+    with pytest.raises(MdmError, match="21955"):
+        occupancy(PASCAL, 256, 21955, 0, 10)
+    clamp = occupancy(PASCAL, 256, 21955, 0, 10, nregs_policy="clamp")
+    assert clamp.nregs_used == 255 and clamp.blocks_per_sm == 1  # 65536 // (256*256)
+    ignore = occupancy(PASCAL, 256, 21955, 0, 10, nregs_policy="ignore")
+    assert ignore.nregs_used == 0 and ignore.blocks_per_sm == 8
+
+
+def test_does_not_fit_and_bad_input():
+    with pytest.raises(MdmError, match="shared_memory"):
+        occupancy(PASCAL, 32, 8, 200 * 1024, 1)
+    with pytest.raises(MdmError, match="threads_per_block"):
+        occupancy(PASCAL, 4096, 8, 0, 1)
+    with pytest.raises(MdmError, match="n_blocks"):
+        occupancy(PASCAL, 32, 8, 0, 0)
+
+
+def test_matches_reference_ctas_per_sm(reference_dir):
+    """Every kernel's ctas_per_sm / waves in the reference summaries (sm61 on mdm_pascal)."""
+    files = sorted((reference_dir / "traces" / "sm61").glob("*/summary.json"))
+    assert files
+    n = 0
+    for f in files:
+        for k in json.loads(f.read_text())["kernels"]:
+            threads = math.prod(k["block"])
+            o = occupancy(PASCAL, threads, k["nregs"], k["shmem"], k["ctas"])
+            assert o.blocks_per_sm == k["ctas_per_sm"], (f, k["id"])
+            assert o.fractional_waves == pytest.approx(k["waves_28sm"], abs=0.01), (f, k["id"])
+            n += 1
+    assert n >= 10
+
+
+def _brute_force(gpu, threads, nregs, shmem):
+    """Largest b such that b resident blocks fit every resource (independent formulation)."""
+    warps = -(-threads // 32)
+    regs_per_warp = -(-(32 * nregs) // 128) * 128
+    b = 0
+    while (
+        b + 1 <= gpu.sm.max_blocks
+        and (b + 1) * warps * 32 <= gpu.sm.max_threads
+        and (b + 1) * warps <= gpu.sm.max_warps
+        and (b + 1) * warps * regs_per_warp <= gpu.sm.registers
+        and (b + 1) * shmem <= gpu.sm.shared_mem_bytes
+    ):
+        b += 1
+    return b
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    threads=st.integers(1, 1024),
+    nregs=st.integers(0, 255),
+    shmem=st.integers(0, 96 * 1024),
+    n_blocks=st.integers(1, 100_000),
+)
+def test_against_brute_force(threads, nregs, shmem, n_blocks):
+    expect = _brute_force(PASCAL, threads, nregs, shmem)
+    if expect == 0:
+        with pytest.raises(MdmError):
+            occupancy(PASCAL, threads, nregs, shmem, n_blocks)
+        return
+    o = occupancy(PASCAL, threads, nregs, shmem, n_blocks)
+    assert o.blocks_per_sm == expect
+    assert o.warps_per_sm <= PASCAL.sm.max_warps
+    assert (o.waves - 1) * expect * PASCAL.n_sm < n_blocks <= o.waves * expect * PASCAL.n_sm
