@@ -2,6 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
 
 BASE = {
     "name": "t",
@@ -40,5 +41,7 @@ def test_unknown_and_out_of_range_fields_are_rejected():
         GPUConfig.model_validate({**BASE, "n_sm": 0})
     with pytest.raises(ValidationError, match="multiple of ways"):
         GPUConfig.model_validate({**BASE, "l1": {**BASE["l1"], "size_bytes": 50000}})
-    with pytest.raises(KeyError, match="l1.nope"):
+    with pytest.raises(ConfigError, match="l1.nope"):
         GPUConfig.model_validate(BASE).with_updates({"l1.nope": 1})
+    with pytest.raises(ConfigError, match="'l1.mshr_entries'"):
+        GPUConfig.model_validate(BASE).with_updates({"l1.mshr_entries": 0})

@@ -1,0 +1,125 @@
+"""Presets and the loader: every preset loads, mdm_pascal = paper 001 Table III, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from mdm.config import GPUConfig, list_presets, load_gpu
+from mdm.errors import ConfigError
+
+PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
+EXPECTED = {"mdm_pascal", "sm7_qv100", "gtx1080", "titan_v", "v100", "a100", "h100"}
+
+
+def test_every_preset_loads_and_is_named():
+    assert EXPECTED <= set(list_presets())
+    for name in list_presets():
+        gpu = load_gpu(name)
+        assert isinstance(gpu, GPUConfig)
+        assert gpu.name == name
+        assert GPUConfig.model_validate(gpu.model_dump()) == gpu  # round trip
+        assert gpu.sm.max_warps * gpu.warp_size == gpu.sm.max_threads
+
+
+def _table_iii() -> str:
+    files = sorted(PAPERS.glob("001_*.txt"))
+    if not files:
+        pytest.skip(f"paper 001 not found in {PAPERS}")
+    text = files[0].read_text()
+    start = text.index("TABLE III")
+    return text[start : text.index("TABLE IV", start)]
+
+
+def _num(pattern: str, text: str) -> float:
+    m = re.search(pattern, text)
+    assert m, pattern
+    return float(m.group(1))
+
+
+def test_mdm_pascal_matches_table_iii():
+    """Values read from the paper's Table III text (by path), not copied by hand."""
+    t = _table_iii()
+    g = load_gpu("mdm_pascal")
+    assert g.core_clock_ghz == pytest.approx(_num(r"Clock frequency\s+([\d.]+) GHz", t))
+    assert g.n_sm == _num(r"Number of SMs\s+(\d+)", t)
+    assert g.sm.max_warps == _num(r"warps per SM\s+(\d+)", t)
+    assert g.sm.max_threads == _num(r"threads per SM\s+(\d+)", t)
+    assert g.warp_size == _num(r"Warp size\s+(\d+)", t)
+    assert g.sm.scheduler_policy == "gto" and "GTO" in t
+    l1 = re.search(r"L1 cache per SM\s+(\d+) KB, (\d+)-way, LRU, (\d+) MSHRs", t)
+    assert l1
+    assert g.l1.size_bytes == int(l1.group(1)) * 1024
+    assert (g.l1.ways, g.l1.mshr_entries) == (int(l1.group(2)), int(l1.group(3)))
+    llc = re.search(r"Shared LLC\s+(\d+) MB total, (\d+)\D(\d+) KB banks", t)
+    assert llc
+    assert g.l2.size_bytes == int(llc.group(1)) * 1024 * 1024
+    assert g.l2.banks == int(llc.group(2))
+    assert g.l2.size_bytes // g.l2.banks == int(llc.group(3)) * 1024
+    l2 = re.search(r"(\d+)-way, LRU, (\d+) MSHRs, (\d+) cycles", t)
+    assert l2
+    assert (g.l2.ways, g.l2.mshr_per_bank) == (int(l2.group(1)), int(l2.group(2)))
+    # 120 cycles LLC = L2 round trip + L1 pipeline (schema: l2 excludes the L1 pipeline)
+    assert g.l2_hit_latency_cycles + g.l1.hit_latency_cycles == pytest.approx(int(l2.group(3)))
+    gbps = [float(x) for x in re.findall(r"(\d+) GB/s", t)]
+    assert g.noc.bandwidth_gbps == max(gbps) and g.dram.bandwidth_gbps == min(gbps)
+    assert g.dram_latency_cycles == pytest.approx(_num(r"GB/s, (\d+) cycles", t))
+    assert g.dram.channels == _num(r"(\d+) memory controllers", t)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_base_and_overrides_in_toml_yaml_json(tmp_path):
+    t = _write(tmp_path, "more_mshr.toml", 'base = "mdm_pascal"\n[l1]\nmshr_entries = 256\n')
+    g = load_gpu(t)
+    assert g.name == "more_mshr" and g.l1.mshr_entries == 256
+    assert g.l1.ways == load_gpu("mdm_pascal").l1.ways  # untouched fields kept
+    y = _write(tmp_path, "fast.yaml", "base: more_mshr.toml\nname: fast\ncore_clock_mhz: 2000\n")
+    g = load_gpu(y)
+    assert (g.name, g.core_clock_mhz, g.l1.mshr_entries) == ("fast", 2000, 256)
+    j = _write(tmp_path, "few.json", json.dumps({"base": "fast.yaml", "n_sm": 14}))
+    g = load_gpu(str(j))
+    assert (g.n_sm, g.core_clock_mhz) == (14, 2000)
+
+
+def test_unknown_key_names_file_and_field(tmp_path):
+    p = _write(tmp_path, "bad.toml", 'base = "mdm_pascal"\n[l1]\nmshr_entrys = 3\n')
+    with pytest.raises(ConfigError) as ei:
+        load_gpu(p)
+    msg = str(ei.value)
+    assert str(p) in msg and "'l1.mshr_entrys'" in msg and "unknown key" in msg
+
+
+def test_out_of_range_names_field(tmp_path):
+    p = _write(tmp_path, "zero.toml", 'base = "mdm_pascal"\nn_sm = 0\n[dram]\nchannels = 0\n')
+    with pytest.raises(ConfigError) as ei:
+        load_gpu(p)
+    msg = str(ei.value)
+    assert str(p) in msg and "'n_sm'" in msg and "'dram.channels'" in msg
+    p = _write(tmp_path, "geom.toml", 'base = "mdm_pascal"\n[l1]\nsize_bytes = 50000\n')
+    with pytest.raises(ConfigError, match="'l1'.*multiple of ways"):
+        load_gpu(p)
+
+
+def test_loader_errors(tmp_path):
+    with pytest.raises(ConfigError, match="unknown GPU preset.*mdm_pascal"):
+        load_gpu("no_such_gpu")
+    with pytest.raises(ConfigError, match="not found"):
+        load_gpu(tmp_path / "missing.toml")
+    a = _write(tmp_path, "a.toml", 'base = "b.toml"\n')
+    _write(tmp_path, "b.toml", 'base = "a.toml"\n')
+    with pytest.raises(ConfigError, match="circular"):
+        load_gpu(a)
+    bad = _write(tmp_path, "syntax.toml", "n_sm = = 3\n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_gpu(bad)
+    lst = _write(tmp_path, "list.yaml", "- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_gpu(lst)
