@@ -1,0 +1,212 @@
+"""Accel-Sim importer: cache strings, option syntax, both reference configs, sweeps."""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mdm.config import CacheSpec, import_accelsim, load_gpu
+from mdm.config.accelsim import parse_options
+from mdm.errors import ConfigError, MdmWarning
+
+#: documented tolerance of import vs preset for derived floats (module docstring: 5 %)
+REL_TOL = 0.05
+
+
+def test_cache_string_golden():
+    s = CacheSpec.parse("S:4:128:96,L:L:s:N:L,A:256:8,16:0,32")
+    assert (s.sectored, s.sets, s.line_bytes, s.ways) == (True, 4, 128, 96)
+    assert (s.replacement, s.write_policy, s.alloc_policy) == (
+        "lru",
+        "local_wb_global_wt",
+        "streaming",
+    )
+    assert (s.write_alloc, s.set_index, s.mshr_type) == ("no_write_allocate", "linear", "assoc")
+    assert (s.mshr_entries, s.mshr_max_merge, s.miss_queue, s.result_fifo) == (256, 8, 16, 0)
+    assert s.data_port_bytes == 32 and s.size_bytes == 4 * 96 * 128
+    p = CacheSpec.parse("N:64:128:6,L:T:m:N:H,A:128:8,16:0,128")
+    assert (p.sectored, p.size_bytes, p.write_policy, p.alloc_policy) == (
+        False,
+        48 * 1024,
+        "write_through",
+        "on_miss",
+    )
+    assert (p.set_index, p.mshr_entries, p.port_bytes) == ("fermi_hash", 128, 128)
+    short = CacheSpec.parse("N:128:64:2,L:R:f:N:L,S:2:64")  # trailing fields absent
+    assert short.miss_queue is None and short.port_bytes == 64 and short.mshr_type == "sector_assoc"
+    assert CacheSpec.parse("N:8:128:4,L:R:f:N:L,S:2:48,4").port_bytes == 128
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("N:64:128:6,L:T:m:N", "cannot parse"),  # set-index field missing
+        ("Q:64:128:6,L:T:m:N:H,A:128:8", "type 'Q'"),
+        ("N:64:128:6,L:T:x:N:H,A:128:8", "allocation policy 'x'"),
+        ("N:64:100:6,L:T:m:N:H,A:128:8", "power of two"),
+        ("N:0:128:6,L:T:m:N:H,A:128:8", "sets must be positive"),
+    ],
+)
+def test_cache_string_errors(text, what):
+    with pytest.raises(ConfigError, match=what):
+        CacheSpec.parse(text, "where")
+
+
+_specs = st.builds(
+    CacheSpec,
+    sectored=st.booleans(),
+    sets=st.integers(1, 4096),
+    line_bytes=st.sampled_from([32, 64, 128, 256]),
+    ways=st.integers(1, 512),
+    replacement=st.sampled_from(["lru", "fifo"]),
+    write_policy=st.sampled_from(
+        ["read_only", "write_back", "write_through", "write_evict", "local_wb_global_wt"]
+    ),
+    alloc_policy=st.sampled_from(["on_miss", "on_fill", "streaming"]),
+    write_alloc=st.sampled_from(
+        ["no_write_allocate", "write_allocate", "fetch_on_write", "lazy_fetch_on_read"]
+    ),
+    set_index=st.sampled_from(["fermi_hash", "ipoly", "custom", "linear", "xor"]),
+    mshr_type=st.sampled_from(["tex_fifo", "sector_tex_fifo", "assoc", "sector_assoc"]),
+    mshr_entries=st.integers(0, 10_000),
+    mshr_max_merge=st.integers(0, 64),
+    miss_queue=st.none() | st.integers(0, 64),
+    result_fifo=st.none() | st.integers(0, 64),
+    data_port_bytes=st.none() | st.integers(0, 256),
+)
+
+
+@given(_specs)
+def test_cache_string_round_trip(spec):
+    if spec.miss_queue is None:  # trailing fields only exist after the miss queue
+        spec = CacheSpec(**{**spec.__dict__, "result_fifo": None, "data_port_bytes": None})
+    text = spec.format()
+    assert CacheSpec.parse(text) == spec
+    assert CacheSpec.parse(text).format() == text
+
+
+def test_option_syntax(tmp_path):
+    text = '# comment\n-a 1\n-b   two # trailing comment\n-a 3\n-t "x=1:y=2:\n      z=3"\n-neg -1\n'
+    opts = parse_options(text, "f.config")
+    assert {k: v.value for k, v in opts.items()} == {
+        "-a": "3",
+        "-b": "two",
+        "-t": "x=1:y=2:z=3",
+        "-neg": "-1",
+    }
+    assert opts["-a"].source == "f.config:4"
+    with pytest.raises(ConfigError, match=r"f.config:2.*pairs"):
+        parse_options("-a 1\n-b\n", "f.config")
+    with pytest.raises(ConfigError, match=r"f.config:1.*option name"):
+        parse_options("a 1\n", "f.config")
+
+
+def _import(path: Path, extra: str | list[str] = "") -> tuple:
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        gpu = import_accelsim(path, extra)
+    return gpu, [w for w in rec if issubclass(w.category, MdmWarning)]
+
+
+def _compare(imported, preset, exact_floats: set[str]) -> None:
+    a, b = imported.model_dump(), preset.model_dump()
+    a.pop("name"), b.pop("name")
+    for sec in a:
+        items = a[sec].items() if isinstance(a[sec], dict) else [("", a[sec])]
+        for key, va in items:
+            vb = b[sec][key] if key else b[sec]
+            field = f"{sec}.{key}" if key else sec
+            if isinstance(va, float) and field not in exact_floats:
+                assert va == pytest.approx(vb, rel=REL_TOL), field
+            else:
+                assert va == pytest.approx(vb) if isinstance(va, float) else va == vb, field
+
+
+def test_mdm_pascal_config_matches_preset(reference_dir):
+    gpu, warns = _import(reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config")
+    _compare(
+        gpu, load_gpu("mdm_pascal"), {"core_clock_mhz", "l2.hit_latency_ns", "dram.bandwidth_gbps"}
+    )
+    assert gpu.name == "mdm_pascal"
+    assert len(warns) == 1
+    msg = str(warns[0].message)
+    assert "-gpgpu_num_sp_units" in msg and "-gpgpu_max_insn_issue_per_warp" in msg
+    assert "-gpgpu_n_clusters" not in msg and "-gpgpu_cache:dl1 " not in msg + " "
+
+
+def test_sm7_qv100_config_matches_preset(reference_dir):
+    gpu, warns = _import(reference_dir / "configs" / "SM7_QV100")
+    _compare(
+        gpu,
+        load_gpu("sm7_qv100"),
+        {"l2.hit_latency_ns", "dram.bandwidth_gbps", "noc.bandwidth_gbps"},
+    )
+    assert len(warns) == 1 and "-dram_dual_bus_interface" in str(warns[0].message)
+    # the folder (and load_gpu) goes through the importer too
+    with pytest.warns(MdmWarning, match="options not mapped"):
+        assert load_gpu(reference_dir / "configs" / "SM7_QV100") == gpu
+
+
+def test_bad_config_names_file_and_line(tmp_path, reference_dir):
+    src = (reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config").read_text()
+    cfg = tmp_path / "gpgpusim.config"
+    cfg.write_text(src + "\n-gpgpu_cache:dl1 N:64:128:6,L:T:q:N:H,A:128:8,16:0,128\n")
+    n = len((src + "\n").splitlines()) + 1
+    with pytest.raises(ConfigError, match=rf"gpgpusim.config:{n}.*allocation policy 'q'"):
+        import_accelsim(cfg)
+    cfg.write_text(src + "\n-gpgpu_n_clusters many\n")
+    with pytest.raises(ConfigError, match="-gpgpu_n_clusters: expected a number"):
+        import_accelsim(cfg)
+
+
+def _sweeps(reference_dir: Path) -> dict[tuple[str, str], str]:
+    with open(reference_dir / "results.csv", newline="") as f:
+        return {
+            (r["sweep_param"], r["sweep_value"]): r["extra_options"]
+            for r in csv.DictReader(f)
+            if r["arch"] == "mdm_pascal" and r["extra_options"]
+        }
+
+
+def test_every_sweep_extra_options(reference_dir):
+    cfg = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    base, _ = _import(cfg)
+    sweeps = _sweeps(reference_dir)
+    assert {p for p, _ in sweeps} >= {"l1_mshr", "n_sm", "dram_bw_x", "noc_bw_x", "core_clk_ghz"}
+    for (param, value), extra in sweeps.items():
+        gpu, _ = _import(cfg, extra)
+        assert gpu == _import(cfg, extra.split())[0]  # string and token-list forms agree
+        v = float(value)
+        changed = {
+            "l1_mshr": {"l1"},
+            "n_sm": {"n_sm"},
+            "dram_bw_x": {"dram"},
+            "noc_bw_x": {"noc", "l2"},
+            "core_clk_ghz": {"core_clock_mhz", "l2", "dram"},
+        }[param]
+        a, b = gpu.model_dump(), base.model_dump()
+        assert {k for k in a if a[k] != b[k]} <= changed, (param, value)
+        if param == "l1_mshr":
+            assert gpu.l1.mshr_entries == int(v)
+        elif param == "n_sm":
+            assert gpu.n_sm == int(v)
+        elif param == "dram_bw_x":
+            assert gpu.dram.bandwidth_gbps == pytest.approx(base.dram.bandwidth_gbps * v)
+            assert gpu.dram.atom_bytes == pytest.approx(base.dram.atom_bytes * v)
+            assert gpu.dram.latency_ns == base.dram.latency_ns
+        elif param == "noc_bw_x":
+            assert gpu.noc.bandwidth_gbps == pytest.approx(base.noc.bandwidth_gbps * v)
+            assert gpu.noc.sm_port_gbps == pytest.approx(base.noc.sm_port_gbps * v)
+            # slower crossbar -> longer traversal, faster -> shorter
+            assert (gpu.l2.hit_latency_ns - base.l2.hit_latency_ns) * (1 - v) > 0
+        else:  # DVFS: core clock only; memory latencies in ns kept (rop/dram rescaled)
+            assert gpu.core_clock_mhz == pytest.approx(1000 * v)
+            assert gpu.l2.hit_latency_ns == pytest.approx(base.l2.hit_latency_ns, rel=0.01)
+            assert gpu.dram.latency_ns == pytest.approx(base.dram.latency_ns, rel=0.01)
+            assert gpu.noc.bandwidth_gbps == base.noc.bandwidth_gbps
+            assert gpu.dram.bandwidth_gbps == base.dram.bandwidth_gbps
