@@ -66,7 +66,7 @@ def _open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _chunks(f: IO[bytes], first: bytes, size: int) -> Iterator[bytes]:
+def _chunks(f: IO[bytes], first: bytes, size: int) -> Iterator[bytes | memoryview]:
     """Yield pieces of text that each end with a newline (the last one gets one added)."""
     tail = first
     while True:
@@ -81,7 +81,7 @@ def _chunks(f: IO[bytes], first: bytes, size: int) -> Iterator[bytes]:
         if cut < 0:
             tail = data
             continue
-        yield data[: cut + 1]
+        yield memoryview(data)[: cut + 1]
         tail = data[cut + 1 :]
     if tail:
         yield tail + b"\n"
@@ -203,9 +203,19 @@ class _Out:
 
     @staticmethod
     def _grow(a: np.ndarray, used: int, extra: int = 0) -> np.ndarray:
-        new = np.empty((max(2 * a.shape[0], 1024) + extra, *a.shape[1:]), a.dtype)
-        new[:used] = a[:used]
-        return new
+        # ndarray.resize reallocates in place (mremap for large blocks): no 2x peak
+        a.resize((max(2 * a.shape[0], 1024) + extra, *a.shape[1:]), refcheck=False)
+        return a
+
+    def trim(self, n: int, nw: int, na: int) -> None:
+        """Shrink every array to its used length, in place."""
+        for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
+            a = getattr(self, name)
+            a.resize((n, *a.shape[1:]), refcheck=False)
+        self.addr_ptr.resize(n + 1, refcheck=False)
+        self.addrs.resize(na, refcheck=False)
+        for name in ("warp_start", "warp_block", "warp_id"):
+            getattr(self, name).resize(nw, refcheck=False)
 
     def grow_inst(self, n: int) -> None:
         for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
@@ -283,7 +293,10 @@ def read_kernel(
         ops = _OpcodeTable()
         op_class: list[int] = []
         line0 = body_line
-        for chunk in _chunks(f, first[body_off:], chunk_bytes):
+        body = first[body_off:]
+        del first
+        buf = chunk = None
+        for chunk in _chunks(f, body, chunk_bytes):
             buf = np.frombuffer(chunk, dtype=np.uint8)
             start = 0
             while True:
@@ -339,11 +352,12 @@ def read_kernel(
     n = int(state[P.S_NINST])
     nw = int(state[P.S_NWARP])
     na = int(state[P.S_NADDR])
+    buf = chunk = None  # release the last text chunk before trimming
+    out.trim(n, nw, na)
     warp_ptr = np.empty(nw + 1, np.int64)
-    warp_ptr[:nw] = out.warp_start[:nw]
+    warp_ptr[:nw] = out.warp_start
     warp_ptr[nw] = n
     classes = np.asarray(op_class, dtype=np.uint8)
-    opcode = out.opcode[:n].copy()
     kt = KernelTrace(
         name=str(hdr["name"]),
         kernel_id=int(hdr["kernel_id"]),  # type: ignore[call-overload]
@@ -353,18 +367,18 @@ def read_kernel(
         shmem_bytes=int(hdr["shmem_bytes"]),  # type: ignore[call-overload]
         binary_version=binary_version,
         warp_ptr=warp_ptr,
-        warp_block=out.warp_block[:nw].copy(),
-        warp_id=out.warp_id[:nw].copy(),
-        pc=out.pc[:n].copy(),
-        opcode=opcode,
-        iclass=classes[opcode] if n else np.empty(0, np.uint8),
-        mask=out.mask[:n].copy(),
-        dst=out.dst[:n].copy(),
-        src=out.src[:n].copy(),
-        mem_width=out.mem_width[:n].copy(),
-        line=out.line[:n].copy(),
-        addr_ptr=out.addr_ptr[: n + 1].copy(),
-        addrs=out.addrs[:na].copy(),
+        warp_block=out.warp_block,
+        warp_id=out.warp_id,
+        pc=out.pc,
+        opcode=out.opcode,
+        iclass=classes[out.opcode] if n else np.empty(0, np.uint8),
+        mask=out.mask,
+        dst=out.dst,
+        src=out.src,
+        mem_width=out.mem_width,
+        line=out.line,
+        addr_ptr=out.addr_ptr,
+        addrs=out.addrs,
         opcodes=tuple(ops.names),
         header=dict(hdr["header"]),  # type: ignore[call-overload]
     )
