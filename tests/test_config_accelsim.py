@@ -136,7 +136,9 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
     assert len(warns) == 1
     msg = str(warns[0].message)
     assert "-gpgpu_num_sp_units" in msg and "-gpgpu_max_insn_issue_per_warp" in msg
-    assert "-gpgpu_n_clusters" not in msg and "-gpgpu_cache:dl1 " not in msg + " "
+    mapped = ("-gpgpu_n_clusters", "-gpgpu_l1_banks", "-gpgpu_memory_partition_indexing")
+    assert not any(f"{o} " in msg + " " for o in mapped)
+    assert "-gpgpu_cache:dl1 " not in msg + " "
 
 
 def test_sm7_qv100_config_matches_preset(reference_dir):

@@ -35,7 +35,9 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``quarter_warp`` (32 B sectors; 6x splits at warp granularity, the closest choice).
 * L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
   n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
-  ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``.
+  ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
+  ``l2.bank_index`` from ``-gpgpu_memory_partition_indexing``; ``l1.banks`` from
+  ``-gpgpu_l1_banks``.
 * NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
   carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
   flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
@@ -81,6 +83,15 @@ L2_NET_OVERHEAD_ICNT_CYCLES: dict[int, float] = {1: 26.0, 2: 13.0}
 _MAX_DEFAULT_CACHE_SIZE_MULTIPLIER = 4  # GPGPU-Sim gpu-cache.h, streaming MSHR sizing
 _MAX_WARP_PER_SM = 64
 
+#: GPGPU-Sim partition_index_function (0 CONSECUTIVE ... 5 CUSTOM)
+_PARTITION_INDEX = {
+    0: "consecutive",
+    1: "bitwise_xor",
+    2: "ipoly",
+    3: "pae",
+    4: "random",
+    5: "custom",
+}
 _REPLACEMENT = {"L": "lru", "F": "fifo"}
 _WRITE = {
     "R": "read_only",
@@ -465,6 +476,7 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
         "write_allocate": l1.write_alloc != "no_write_allocate",
         "allocate_on": "miss" if l1.alloc_policy == "on_miss" else "fill",
         "set_index": l1.set_index,
+        "banks": r.int("-gpgpu_l1_banks", 1),
         "hit_latency_cycles": r.int("-gpgpu_l1_latency", 1),
         "coalescer": "warp" if r.int("-gpgpu_coalesce_arch", 13) < 60 else "quarter_warp",
     }
@@ -485,6 +497,12 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
     mapping = r.raw("-gpgpu_mem_addr_mapping", "dramid@8")
     m = re.search(r"dramid@(\d+)", mapping)
     interleave = 2 ** int(m.group(1)) if m else 256
+    part = r.int("-gpgpu_memory_partition_indexing", 0)
+    if part not in _PARTITION_INDEX:
+        raise ConfigError(
+            None,
+            f"{r.where('-gpgpu_memory_partition_indexing')}: expected 0..5, got {part}",
+        )
     rop = r.num("-gpgpu_l2_rop_latency", 85)
     net = r.int("-network_mode", 1)
     if net not in L2_NET_OVERHEAD_ICNT_CYCLES:
@@ -506,6 +524,7 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
         "write_allocate": l2.write_alloc != "no_write_allocate",
         "set_index": l2.set_index,
         "bank_interleave_bytes": interleave,
+        "bank_index": _PARTITION_INDEX[part],
         "hit_latency_ns": l2_hit_ns,
     }
 

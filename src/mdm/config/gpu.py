@@ -76,6 +76,9 @@ class L1Config(_Strict):
         default="miss", description="'fill' = streaming L1 (paper 004 III-C)"
     )
     set_index: Literal["linear", "fermi_hash"] = "linear"
+    banks: int = Field(
+        default=1, ge=1, description="tag lookups per cycle (GPGPU-Sim -gpgpu_l1_banks)"
+    )
     hit_latency_cycles: int = Field(ge=1)
     coalescer: Literal["warp", "quarter_warp"] = Field(
         default="warp",
@@ -106,6 +109,12 @@ class L2Config(_Strict):
     write_allocate: bool = True
     set_index: Literal["linear", "ipoly"] = "linear"
     bank_interleave_bytes: int = Field(default=256, ge=32)
+    bank_index: Literal["consecutive", "bitwise_xor", "ipoly", "pae", "random", "custom"] = Field(
+        default="consecutive",
+        description="memory partition (bank) index function of an address's "
+        "bank_interleave_bytes chunk (GPGPU-Sim -gpgpu_memory_partition_indexing 0..5); "
+        "'consecutive' = chunk mod banks",
+    )
     hit_latency_ns: float = Field(gt=0)
 
     @model_validator(mode="after")
