@@ -1,0 +1,83 @@
+"""mdm validate end to end on a few reference runs with the real pipeline."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import mdm.memory
+from mdm.cli.main import app
+from mdm.explore.validate import load_results, validate
+
+RUNS = [
+    "stride32__mdm_pascal__baseline",
+    "stride32__mdm_pascal__dram_bw_x_0.5",
+    "stride32__mdm_pascal__l1_mshr_32",
+    "stride1__mdm_pascal__baseline",
+]
+
+
+def test_validate_real_pipeline_shares_cache_sims(
+    reference_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mdm.config.accelsim import import_accelsim
+
+    calls: list[Any] = []
+    real = mdm.memory.simulate_app
+
+    def spy(app: Any, gpu: Any, *a: Any, **kw: Any) -> Any:
+        calls.append(mdm.memory.cache_key(gpu))
+        return real(app, gpu, *a, **kw)
+
+    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
+    res = validate(reference_dir, ["mdm", "gpumech"], RUNS, workers=1)
+    table = load_results(reference_dir / "results.csv").set_index("run_id").loc[RUNS]
+    keys = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rid, rec in table.iterrows():
+            gpu = import_accelsim(
+                reference_dir / "configs" / rec["arch"] / "gpgpusim.config", rec["extra_options"]
+            )
+            keys.add((rid.split("__")[0], mdm.memory.cache_key(gpu)))
+    assert len(calls) == len(keys)  # one cache simulation per workload and cache key
+    assert len(res.runs) == len(RUNS) * 2
+    assert res.runs["error"].map(math.isfinite).all()
+    for m in ("mdm", "gpumech"):
+        s = res.summary["models"][m]
+        assert math.isfinite(s["mean_abs_error_md"]) and math.isfinite(s["mean_abs_error_nmd"])
+    # the model sees the same instructions as the simulator
+    assert (res.runs["warp_insts_model"] == res.runs["warp_insts"]).all()
+
+
+def test_validate_cli_json_and_report(reference_dir: Path, tmp_path: Path) -> None:
+    args = [
+        "validate",
+        "--reference",
+        str(reference_dir),
+        "--json",
+        "--models",
+        "mdm",
+        "--out",
+        str(tmp_path),
+        "--workers",
+        "1",
+    ]
+    for r in RUNS[:1] + RUNS[3:]:
+        args += ["--run", r]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert set(out["models"]["mdm"]) >= {
+        "mean_abs_error",
+        "mean_abs_error_md",
+        "mean_abs_error_nmd",
+    }
+    assert (tmp_path / "report.html").exists()
+    assert (tmp_path / "figures" / "fig5_mdm_pascal.svg").exists()
