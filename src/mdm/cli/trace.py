@@ -2,6 +2,151 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
+from mdm.cli.common import cli_errors, echo_json
+from mdm.errors import ConfigError
+
 app = typer.Typer(help="Inspect, generate and convert kernel traces.", no_args_is_help=True)
+
+
+@app.command()
+def info(
+    path: Annotated[
+        Path, typer.Argument(help="Accel-Sim dir, kernelslist.g, .traceg[.xz|.gz] or store")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    allow_unknown: Annotated[
+        bool, typer.Option("--allow-unknown", help="Count unknown opcodes as 'unknown'.")
+    ] = False,
+) -> None:
+    """Kernels, thread blocks, warps, instructions, instruction mix and DPKI of a trace.
+
+    DPKI = divergent global loads per 1000 warp instructions; a load is divergent when
+    its active lanes touch more 128 B lines than the minimum their bytes need.
+    """
+    with cli_errors():
+        from mdm.traces import open_trace
+        from mdm.traces.stats import app_stats
+
+        kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
+        st = app_stats(open_trace(path, **kw))
+        if json_out:
+            echo_json(st)
+            return
+        rows = [
+            ("kernels", st["kernels"]),
+            ("memcpys", st["memcpys"]),
+            ("thread blocks", st["thread_blocks"]),
+            ("warps", st["warps"]),
+            ("warp instructions", st["warp_instructions"]),
+            ("thread instructions", st["thread_instructions"]),
+            ("memory instructions", st["memory_instructions"]),
+            ("global loads", st["global_loads"]),
+            ("divergent loads", st["divergent_loads"]),
+            ("DPKI", f"{st['dpki']:.2f}"),
+        ]
+        typer.echo(f"trace {path}")
+        for k, v in rows:
+            typer.echo(f"  {k:<20} {v}")
+        typer.echo("  instruction mix:")
+        n = max(st["warp_instructions"], 1)
+        for k, v in st["mix"].items():
+            if v:
+                typer.echo(f"    {k:<12} {v:>12}  {100.0 * v / n:6.2f}%")
+
+
+def _parse_value(text: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
+    from mdm.traces import save_store, write_app
+
+    if fmt == "store":
+        return save_store(app_trace, out)
+    if fmt == "accelsim":
+        write_app(app_trace, out, compress=compress)  # type: ignore[arg-type]
+        return out
+    raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
+
+
+@app.command()
+def convert(
+    src: Annotated[Path, typer.Argument(help="Input trace (any readable form).")],
+    out: Annotated[Path, typer.Argument(help="Output dir (.mdmtrace suffix: compact store).")],
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="accelsim or store (default: by OUT suffix)")
+    ] = None,
+    compress: Annotated[
+        str | None, typer.Option("--compress", help="xz or gz for Accel-Sim output")
+    ] = None,
+    allow_unknown: Annotated[bool, typer.Option("--allow-unknown")] = False,
+) -> None:
+    """Convert between Accel-Sim traces and the compact store."""
+    with cli_errors():
+        from mdm.traces import open_trace
+        from mdm.traces.store import STORE_SUFFIX
+
+        if compress not in (None, "xz", "gz"):
+            raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
+        kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
+        kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
+        written = _write(open_trace(src, **kw), out, kind, compress)
+        typer.echo(f"wrote {kind} trace {written}")
+
+
+@app.command()
+def gen(
+    workload: Annotated[str, typer.Argument(help="Built-in workload name.")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", "-p", help="Size parameter key=value (repeatable)."),
+    ] = None,
+    gs: Annotated[int | None, typer.Option("--gs", help="Grid stride (stride workload).")] = None,
+    ctas: Annotated[int | None, typer.Option("--ctas", help="Thread blocks.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="accelsim or store")] = "accelsim",
+    compress: Annotated[str | None, typer.Option("--compress", help="xz or gz")] = None,
+) -> None:
+    """Generate a built-in synthetic workload and write it."""
+    with cli_errors():
+        try:
+            from mdm.traces.workloads import WORKLOADS, generate
+        except ImportError as exc:
+            raise ConfigError(None, f"built-in workloads are not available: {exc}") from None
+        if workload not in WORKLOADS:
+            raise ConfigError(
+                None, f"unknown workload {workload!r}; expected one of {sorted(WORKLOADS)}"
+            )
+        defaults = dict(WORKLOADS[workload].params)
+        params: dict[str, Any] = {}
+        for item in param or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError(None, f"--param expected key=value, got {item!r}")
+            params[key.strip()] = _parse_value(value.strip())
+        for key, value in (("gs", gs), ("ctas", ctas)):
+            if value is not None:
+                params[key] = value
+        unknown = sorted(set(params) - set(defaults))
+        if unknown:
+            raise ConfigError(
+                None,
+                f"workload {workload!r} has no parameter(s) {unknown}; expected {sorted(defaults)}",
+            )
+        if compress not in (None, "xz", "gz"):
+            raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
+        app_trace = generate(workload, seed=seed, **params)
+        written = _write(app_trace, out, fmt, compress)
+        n = sum(k.n_instructions for k in app_trace.kernels)
+        typer.echo(f"wrote {workload} ({n} warp instructions) to {written}")
