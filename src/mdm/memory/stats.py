@@ -66,6 +66,7 @@ class KernelCacheStats:
     l2_read_misses: int = 0
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
+    l2_pending_hits: int = 0  # L2 accesses to a line (sector) whose fill is in flight
     per_pc: PCStats | None = None
     warps: dict[int, WarpMemTrace] = field(default_factory=dict)
 
@@ -111,4 +112,5 @@ SCALAR_FIELDS = (
     "l2_read_misses",
     "dram_read_bytes",
     "dram_write_bytes",
+    "l2_pending_hits",
 )

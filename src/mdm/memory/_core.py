@@ -1,0 +1,399 @@
+"""Numba kernels of the cache simulator (arrays and scalars only; validated by the caller).
+
+Cache state of a group of ``C`` caches (the L1s of all SMs, or the L2 banks), ``S``
+sets, ``W`` ways, ``NS`` state sectors per line (1 when not sectored):
+``tags[C,S,W]`` (line index, -1 = invalid), ``lru[C,S,W]`` (last-use stamp),
+``valid``/``dirty``/``partial`` ``[C,S,W]`` sector bit masks, ``fill[C,S,W,NS]`` time
+(core cycles) at which an in-flight sector arrives, ``merges[C,S,W,NS]`` requests
+merged into that sector's MSHR entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# access outcomes
+HIT = 0
+PENDING = 1
+MISS = 2
+
+# counter slots
+C_L1_RD = 0
+C_L1_RD_HIT = 1
+C_L1_RD_PEND = 2
+C_L1_RD_MISS = 3
+C_L1_WR = 4
+C_L2 = 5
+C_L2_MISS = 6
+C_L2_RD = 7
+C_L2_RD_MISS = 8
+C_DRAM_RD = 9
+C_DRAM_WR = 10
+C_L2_PEND = 11
+N_COUNTERS = 12
+
+# per-instruction slots
+I_L1_ACC = 0
+I_L1_HIT = 1
+I_L1_PEND = 2
+I_L1_MISS = 3
+I_L2_ACC = 4
+I_L2_MISS = 5
+N_INST = 6
+
+
+@njit(cache=True, inline="always")
+def fermi_hash_set(line: np.int64, line_log2: np.int64, nsets: np.int64) -> np.int64:
+    """GPGPU-Sim FERMI_HASH_SET_FUNCTION (Nugteren et al. HPCA 2014), 32 or 64 sets."""
+    addr = line << line_log2
+    lower = (addr >> line_log2) & 0x1F
+    upper = (addr & 0xE000) >> 13
+    upper |= (addr & 0x20000) >> 14
+    upper |= (addr & 0x80000) >> 15
+    s = lower ^ upper
+    if nsets == 64:
+        s |= (addr & 0x1000) >> 7
+    return s
+
+
+@njit(cache=True, inline="always")
+def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.int64:
+    for w in range(tags.shape[2]):
+        if tags[c, s, w] == line:
+            return w
+    return -1
+
+
+@njit(cache=True, inline="always")
+def victim(
+    tags: np.ndarray, lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
+) -> tuple[np.int64, float]:
+    """Way to allocate: an invalid one, else the LRU way with nothing in flight at ``t``;
+    if every way is reserved, the one that frees first (the access waits until then)."""
+    best = -1
+    best_lru = np.int64(0)
+    soon = -1
+    soon_t = np.inf
+    for w in range(tags.shape[2]):
+        if tags[c, s, w] < 0:
+            return w, t
+        busy = -np.inf
+        for k in range(fill.shape[3]):
+            if fill[c, s, w, k] > busy:
+                busy = fill[c, s, w, k]
+        if busy <= t:
+            if best < 0 or lru[c, s, w] < best_lru:
+                best = w
+                best_lru = lru[c, s, w]
+        elif busy < soon_t:
+            soon = w
+            soon_t = busy
+    if best >= 0:
+        return best, t
+    return soon, soon_t
+
+
+@njit(cache=True)
+def l2_access(
+    tags: np.ndarray,
+    lru: np.ndarray,
+    valid: np.ndarray,
+    dirty: np.ndarray,
+    partial: np.ndarray,
+    fill: np.ndarray,
+    merges: np.ndarray,
+    stamp: np.ndarray,
+    cnt: np.ndarray,
+    b: np.int64,
+    s: np.int64,
+    line: np.int64,
+    k: np.int64,
+    t: float,
+    is_write: bool,
+    full: bool,
+    write_back: bool,
+    write_alloc: bool,
+    max_merge: np.int64,
+    fetch_bytes: np.int64,
+    dram_lat: float,
+) -> tuple[np.int64, float]:
+    """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time).
+
+    Write-back write-allocate: a hit marks the sector dirty; a write miss allocates,
+    without a fetch when ``full`` (the whole line, or sector when sectored, is written),
+    else fetching it first (non-sectored, GPGPU-Sim fetch-on-write ``F``) or marking it
+    partial so that a later read fetches it (sectored, lazy fetch-on-read ``L``).
+    A dirty victim writes its dirty sectors (the whole line when not sectored) to DRAM.
+    """
+    ns = fill.shape[3]
+    bit = np.uint32(1) << np.uint32(k)
+    stamp[0] += 1
+    w = find_way(tags, b, s, line)
+    if w >= 0 and (valid[b, s, w] & bit) and not (partial[b, s, w] & bit and not is_write):
+        lru[b, s, w] = stamp[0]
+        if is_write:
+            if write_back:
+                dirty[b, s, w] |= bit
+            else:
+                cnt[C_DRAM_WR] += fetch_bytes
+        if fill[b, s, w, k] > t:
+            if merges[b, s, w, k] < max_merge:
+                merges[b, s, w, k] += 1
+            cnt[C_L2_PEND] += 1
+            return PENDING, fill[b, s, w, k]
+        return HIT, t
+    # miss
+    if is_write and not write_alloc:
+        cnt[C_DRAM_WR] += fetch_bytes
+        return MISS, t
+    t_eff = t
+    if w < 0:
+        w, t_eff = victim(tags, lru, fill, b, s, t)
+        if tags[b, s, w] >= 0 and dirty[b, s, w]:
+            if ns == 1:
+                cnt[C_DRAM_WR] += fetch_bytes
+            else:
+                d = dirty[b, s, w]
+                n = 0
+                while d:
+                    n += d & np.uint32(1)
+                    d >>= np.uint32(1)
+                cnt[C_DRAM_WR] += n * fetch_bytes
+        tags[b, s, w] = line
+        valid[b, s, w] = 0
+        dirty[b, s, w] = 0
+        partial[b, s, w] = 0
+        for q in range(ns):
+            fill[b, s, w, q] = -np.inf
+            merges[b, s, w, q] = 0
+    lru[b, s, w] = stamp[0]
+    valid[b, s, w] |= bit
+    merges[b, s, w, k] = 0
+    ready = t_eff
+    if is_write:
+        if write_back:
+            dirty[b, s, w] |= bit
+        else:
+            cnt[C_DRAM_WR] += fetch_bytes
+        if full:
+            partial[b, s, w] &= ~bit
+        elif ns > 1:
+            partial[b, s, w] |= bit
+        else:
+            cnt[C_DRAM_RD] += fetch_bytes
+            ready = t_eff + dram_lat
+    else:
+        partial[b, s, w] &= ~bit
+        cnt[C_DRAM_RD] += fetch_bytes
+        ready = t_eff + dram_lat
+    fill[b, s, w, k] = ready
+    return MISS, ready
+
+
+@njit(cache=True)
+def run_kernel(
+    order: np.ndarray,
+    i_sm: np.ndarray,
+    i_time: np.ndarray,
+    i_kind: np.ndarray,
+    req_ptr: np.ndarray,
+    req_line: np.ndarray,
+    req_mask: np.ndarray,
+    req_full: np.ndarray,
+    spl: np.int64,
+    line_log2: np.int64,
+    # L1
+    l1_enabled: bool,
+    l1_sectored: bool,
+    l1_hash: bool,
+    l1_max_merge: np.int64,
+    l1_tags: np.ndarray,
+    l1_lru: np.ndarray,
+    l1_valid: np.ndarray,
+    l1_fill: np.ndarray,
+    l1_merges: np.ndarray,
+    mshr_ring: np.ndarray,
+    mshr_head: np.ndarray,
+    # L2
+    l2_sectored: bool,
+    banks: np.int64,
+    interleave: np.int64,
+    l2_max_merge: np.int64,
+    write_back: bool,
+    write_alloc: bool,
+    sector_bytes: np.int64,
+    l2_tags: np.ndarray,
+    l2_lru: np.ndarray,
+    l2_valid: np.ndarray,
+    l2_dirty: np.ndarray,
+    l2_partial: np.ndarray,
+    l2_fill: np.ndarray,
+    l2_merges: np.ndarray,
+    stamp: np.ndarray,
+    l2_lat: float,
+    dram_lat: float,
+    cnt: np.ndarray,
+    per_inst: np.ndarray,
+) -> None:
+    """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
+
+    ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
+    Request ``r`` of an instruction enters the L1 at ``time + r`` (one access per cycle).
+    """
+    l1_sets = l1_tags.shape[1]
+    l2_sets = l2_tags.shape[1]
+    line_bytes = np.int64(1) << line_log2
+    l2_fetch = sector_bytes if l2_sectored else line_bytes
+    all_sec = np.uint32((np.int64(1) << spl) - 1)
+    n_mshr = mshr_ring.shape[1]
+    for oi in range(order.shape[0]):
+        j = order[oi]
+        c = np.int64(i_sm[j])
+        kind = i_kind[j]
+        t0 = i_time[j]
+        for r in range(req_ptr[j], req_ptr[j + 1]):
+            t = t0 + (r - req_ptr[j])
+            line = req_line[r]
+            rmask = req_mask[r]
+            rfull = req_full[r]
+            # L2 bank and partition-local set (channel bits removed)
+            addr = line << line_log2
+            chunk = addr // interleave
+            b = chunk % banks
+            local = (chunk // banks) * interleave + addr % interleave
+            s2 = (local >> line_log2) % l2_sets
+            if kind != 0 or not l1_enabled:
+                # stores (write-through, no allocate) and atomics go to the L2
+                is_w = kind != 0
+                if kind == 1 and l1_enabled:
+                    s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
+                    w1 = find_way(l1_tags, c, s1, line)
+                    if w1 >= 0:
+                        stamp[0] += 1
+                        l1_lru[c, s1, w1] = stamp[0]
+                    n1 = 0
+                    if l1_sectored:
+                        m = rmask
+                        while m:
+                            n1 += m & np.uint32(1)
+                            m >>= np.uint32(1)
+                    else:
+                        n1 = 1
+                    cnt[C_L1_WR] += n1
+                    per_inst[j, I_L1_ACC] += n1
+                    per_inst[j, I_L1_MISS] += n1
+                if l2_sectored:
+                    for k in range(spl):
+                        if not (rmask >> np.uint32(k)) & np.uint32(1):
+                            continue
+                        full = bool((rfull >> np.uint32(k)) & np.uint32(1)) and kind == 1
+                        o, _ = l2_access(
+                            l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
+                            l2_merges, stamp, cnt, b, s2, line, k, t, is_w, full,
+                            write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                        )  # fmt: skip
+                        cnt[C_L2] += 1
+                        per_inst[j, I_L2_ACC] += 1
+                        if not is_w:
+                            cnt[C_L2_RD] += 1
+                        if o == MISS:
+                            cnt[C_L2_MISS] += 1
+                            per_inst[j, I_L2_MISS] += 1
+                            if not is_w:
+                                cnt[C_L2_RD_MISS] += 1
+                else:
+                    full = rfull == all_sec and kind == 1
+                    o, _ = l2_access(
+                        l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
+                        l2_merges, stamp, cnt, b, s2, line, 0, t, is_w, full,
+                        write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                    )  # fmt: skip
+                    cnt[C_L2] += 1
+                    per_inst[j, I_L2_ACC] += 1
+                    if not is_w:
+                        cnt[C_L2_RD] += 1
+                    if o == MISS:
+                        cnt[C_L2_MISS] += 1
+                        per_inst[j, I_L2_MISS] += 1
+                        if not is_w:
+                            cnt[C_L2_RD_MISS] += 1
+                continue
+            # ---- L1 read ----
+            s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
+            nk = spl if l1_sectored else 1
+            for k in range(nk):
+                if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
+                    continue
+                bit = np.uint32(1) << np.uint32(k)
+                cnt[C_L1_RD] += 1
+                per_inst[j, I_L1_ACC] += 1
+                stamp[0] += 1
+                w = find_way(l1_tags, c, s1, line)
+                if w >= 0 and (l1_valid[c, s1, w] & bit):
+                    l1_lru[c, s1, w] = stamp[0]
+                    if l1_fill[c, s1, w, k] > t and l1_merges[c, s1, w, k] < l1_max_merge:
+                        l1_merges[c, s1, w, k] += 1
+                        cnt[C_L1_RD_PEND] += 1
+                        per_inst[j, I_L1_PEND] += 1
+                    else:  # a hit (after waiting for the fill when the merge slots are full)
+                        cnt[C_L1_RD_HIT] += 1
+                        per_inst[j, I_L1_HIT] += 1
+                    continue
+                # miss: a new MSHR entry; when all are in flight, wait for the oldest
+                cnt[C_L1_RD_MISS] += 1
+                per_inst[j, I_L1_MISS] += 1
+                h = mshr_head[c]
+                t_eff = t
+                if mshr_ring[c, h] > t_eff:
+                    t_eff = mshr_ring[c, h]
+                if w < 0:
+                    w, t_free = victim(l1_tags, l1_lru, l1_fill, c, s1, t_eff)
+                    if t_free > t_eff:
+                        t_eff = t_free
+                    l1_tags[c, s1, w] = line
+                    l1_valid[c, s1, w] = 0
+                    for q in range(l1_fill.shape[3]):
+                        l1_fill[c, s1, w, q] = -np.inf
+                        l1_merges[c, s1, w, q] = 0
+                l1_lru[c, s1, w] = stamp[0]
+                l1_valid[c, s1, w] |= bit
+                l1_merges[c, s1, w, k] = 0
+                # fetch from the L2: the whole line (non-sectored L1) or sector k
+                ready = t_eff
+                if l2_sectored:
+                    for q in range(spl):
+                        if l1_sectored and q != k:
+                            continue
+                        o, rd = l2_access(
+                            l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
+                            l2_merges, stamp, cnt, b, s2, line, q, t_eff, False, False,
+                            write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                        )  # fmt: skip
+                        cnt[C_L2] += 1
+                        cnt[C_L2_RD] += 1
+                        per_inst[j, I_L2_ACC] += 1
+                        if o == MISS:
+                            cnt[C_L2_MISS] += 1
+                            cnt[C_L2_RD_MISS] += 1
+                            per_inst[j, I_L2_MISS] += 1
+                        if rd > ready:
+                            ready = rd
+                else:
+                    o, rd = l2_access(
+                        l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
+                        l2_merges, stamp, cnt, b, s2, line, 0, t_eff, False, False,
+                        write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                    )  # fmt: skip
+                    cnt[C_L2] += 1
+                    cnt[C_L2_RD] += 1
+                    per_inst[j, I_L2_ACC] += 1
+                    if o == MISS:
+                        cnt[C_L2_MISS] += 1
+                        cnt[C_L2_RD_MISS] += 1
+                        per_inst[j, I_L2_MISS] += 1
+                    ready = rd
+                fill_t = ready + l2_lat
+                l1_fill[c, s1, w, k] = fill_t
+                mshr_ring[c, h] = fill_t
+                mshr_head[c] = (h + 1) % n_mshr

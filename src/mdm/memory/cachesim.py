@@ -1,0 +1,303 @@
+"""Cache simulator (pipeline step 3): every warp's loads and stores through the L1s and L2.
+
+Model (all choices the papers leave open are listed here):
+
+* **L1**, private per SM, flushed at every kernel (Accel-Sim ``-gpgpu_flush_l1_cache 1``):
+  LRU; set index ``linear`` (line mod sets) or ``fermi_hash`` (GPGPU-Sim's 32/64-set
+  Fermi hash); sectored or not. Loads allocate on miss (the line is reserved at the
+  miss, and a victim is never a line with a fill in flight; if every way of the set
+  is reserved the access waits for the first fill). Stores are write-through,
+  no-write-allocate: they count as L1 write accesses, refresh the LRU position of a
+  line they hit and go to the L2; they never take an MSHR. Atomics are performed at
+  the L2 (L2 write with a read-modify-write, no L1 access). A non-sectored L1 counts
+  one access per coalesced request (line), a sectored one one access per sector.
+* **MSHRs** (paper 001 section III-D; Accel-Sim ``HIT_RESERVED``): a read to a line
+  (sector, if sectored) whose fill is still in flight merges into its MSHR entry -- a
+  *pending hit* -- up to ``l1.mshr_max_merge`` requests; when the entry is full the
+  request waits for the fill and is then a hit. "In flight" uses the approximate issue
+  times of :mod:`mdm.memory.schedule` (core cycles): a miss issued at ``t`` is in flight
+  until ``t + L2 hit latency`` (plus ``dram latency`` when it also misses in the L2;
+  paper 001 eq. 4 form ``L_MinLLC + L_MinDRAM``). A new miss when all
+  ``l1.mshr_entries`` of the SM are in flight starts when the oldest one completes.
+  Request ``r`` of an instruction enters the L1 at ``t + r`` (one access per cycle).
+* **L2**, shared, ``l2.banks`` banks: bank = ``(addr // bank_interleave_bytes) mod banks``
+  and the set index is linear on the partition-local address with the bank bits
+  removed, ``((addr // il // banks) * il + addr % il) // line mod sets_per_bank`` (the
+  mapping of ``mdm_pascal``: channel = (addr >> 8) mod 24). LRU, write-back,
+  write-allocate: a non-sectored L2 fetches a partially written line from DRAM first
+  (fetch-on-write), a sectored one marks the sector partial and fetches it at the
+  first read (lazy fetch-on-read); dirty victims are written to DRAM (dirty sectors,
+  or the whole line when not sectored). The L2 persists across the kernels of an app
+  and is not flushed at the end. L2 misses to a line in flight are L2 pending hits
+  (``l2_pending_hits``), not misses. L2 MSHR capacity is not modelled.
+* **DRAM** bytes: a non-sectored L2 moves whole lines, a sectored one sectors.
+
+Not supported (a :class:`~mdm.errors.ConfigError` says so): ``l2.set_index = 'ipoly'``,
+``l1.allocate_on = 'fill'`` (streaming L1), a write-back or write-allocate L1, and L1
+and L2 with different line or sector sizes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+from mdm.memory import _core
+from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.memory.schedule import resident_blocks, schedule_kernel
+from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
+from mdm.traces.model import AppTrace, InstrClass, KernelTrace
+
+_COUNTER_FIELDS = {
+    _core.C_L1_RD: "l1_read_accesses",
+    _core.C_L1_RD_HIT: "l1_read_hits",
+    _core.C_L1_RD_PEND: "l1_read_pending_hits",
+    _core.C_L1_RD_MISS: "l1_read_misses",
+    _core.C_L1_WR: "l1_write_accesses",
+    _core.C_L2: "l2_accesses",
+    _core.C_L2_MISS: "l2_misses",
+    _core.C_L2_RD: "l2_read_accesses",
+    _core.C_L2_RD_MISS: "l2_read_misses",
+    _core.C_DRAM_RD: "dram_read_bytes",
+    _core.C_DRAM_WR: "dram_write_bytes",
+    _core.C_L2_PEND: "l2_pending_hits",
+}
+
+
+def cache_key(gpu: GPUConfig) -> tuple:
+    """Exactly the configuration fields the cache simulation depends on.
+
+    Two configurations with the same key give identical :class:`CacheSimResult` counts,
+    so a sweep over e.g. DRAM or NoC bandwidth needs one simulation. The clock and the
+    memory latencies are included because they set how long a miss stays in flight
+    (MSHR merging); ``dram.atom_bytes`` is not (results are in bytes).
+    """
+    sm, l1, l2 = gpu.sm, gpu.l1, gpu.l2
+    return (
+        gpu.n_sm,
+        gpu.core_clock_mhz,
+        sm.max_threads,
+        sm.max_warps,
+        sm.max_blocks,
+        sm.registers,
+        sm.shared_mem_bytes,
+        sm.schedulers,
+        sm.register_alloc_granularity,
+        sm.shared_mem_alloc_granularity,
+        l1.enabled,
+        l1.size_bytes,
+        l1.ways,
+        l1.line_bytes,
+        l1.sector_bytes,
+        l1.sectored,
+        l1.mshr_entries,
+        l1.mshr_max_merge,
+        l1.write_policy,
+        l1.write_allocate,
+        l1.allocate_on,
+        l1.set_index,
+        l1.coalescer,
+        l2.size_bytes,
+        l2.banks,
+        l2.ways,
+        l2.line_bytes,
+        l2.sector_bytes,
+        l2.sectored,
+        l2.mshr_max_merge,
+        l2.write_policy,
+        l2.write_allocate,
+        l2.set_index,
+        l2.bank_interleave_bytes,
+        l2.hit_latency_ns,
+        gpu.dram.latency_ns,
+    )
+
+
+def _check_supported(gpu: GPUConfig) -> None:
+    l1, l2 = gpu.l1, gpu.l2
+    problems = []
+    if l2.set_index != "linear":
+        problems.append(f"l2.set_index={l2.set_index!r} (only 'linear' is implemented)")
+    if l1.allocate_on != "miss":
+        problems.append("l1.allocate_on='fill' (streaming L1) is not implemented")
+    if l1.write_policy != "write_through" or l1.write_allocate:
+        problems.append("only a write-through, no-write-allocate L1 is implemented")
+    if l1.line_bytes != l2.line_bytes or l1.sector_bytes != l2.sector_bytes:
+        problems.append("L1 and L2 must have the same line_bytes and sector_bytes")
+    if l1.set_index == "fermi_hash" and l1.sets not in (32, 64):
+        problems.append(f"l1.set_index='fermi_hash' needs 32 or 64 sets, not {l1.sets}")
+    if l1.line_bytes // l1.sector_bytes > 32 or l1.sector_bytes > 64:
+        problems.append("at most 32 sectors of at most 64 B per line")
+    if problems:
+        raise ConfigError(None, f"cache simulator, config {gpu.name!r}: " + "; ".join(problems))
+
+
+class _L2State:
+    """L2 arrays persisting across the kernels of an app."""
+
+    def __init__(self, gpu: GPUConfig) -> None:
+        l2 = gpu.l2
+        ns = l2.line_bytes // l2.sector_bytes if l2.sectored else 1
+        shape = (l2.banks, l2.sets_per_bank, l2.ways)
+        self.tags = np.full(shape, -1, np.int64)
+        self.lru = np.zeros(shape, np.int64)
+        self.valid = np.zeros(shape, np.uint32)
+        self.dirty = np.zeros(shape, np.uint32)
+        self.partial = np.zeros(shape, np.uint32)
+        self.fill = np.full((*shape, ns), -np.inf)
+        self.merges = np.zeros((*shape, ns), np.int32)
+        self.stamp = np.zeros(1, np.int64)
+        self.time = 0.0
+
+
+def _kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
+    """0 load, 1 store, 2 atomic for each selected instruction."""
+    ic = kernel.iclass[inst]
+    kind = np.zeros(inst.shape[0], np.int8)
+    kind[ic == InstrClass.ST_GLOBAL] = 1
+    kind[ic == InstrClass.ATOMIC] = 2
+    local = ic == InstrClass.LOCAL
+    if local.any() and kernel.opcodes:
+        is_store = np.array([op.upper().startswith("ST") for op in kernel.opcodes], bool)
+        kind[local & is_store[kernel.opcode[inst]]] = 1
+    return kind
+
+
+def simulate_kernel(
+    kernel: KernelTrace,
+    gpu: GPUConfig,
+    l2: _L2State | None = None,
+    track_warps: Sequence[int] | None = None,
+    blocks_per_sm: int | None = None,
+) -> KernelCacheStats:
+    """Simulate one kernel (fresh L1s; ``l2`` carries the L2 state of earlier kernels)."""
+    _check_supported(gpu)
+    if l2 is None:
+        l2 = _L2State(gpu)
+    l1c = gpu.l1
+    spl = l1c.line_bytes // l1c.sector_bytes
+    inst = global_memory_instructions(kernel)
+    reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
+    bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
+    sched = schedule_kernel(kernel, gpu.n_sm, bps, gpu.sm.schedulers, gpu.l2_hit_latency_cycles)
+    t = sched.inst_time[inst] + l2.time
+    sm = sched.inst_sm[inst]
+    order = np.lexsort((sm, t)).astype(np.int64)
+    ns1 = spl if l1c.sectored else 1
+    shape = (gpu.n_sm, l1c.sets, l1c.ways)
+    cnt = np.zeros(_core.N_COUNTERS, np.int64)
+    per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
+    _core.run_kernel(
+        order,
+        sm.astype(np.int32),
+        t.astype(np.float64),
+        _kinds(kernel, inst),
+        reqs.req_ptr,
+        reqs.req_line,
+        reqs.req_mask,
+        reqs.req_full,
+        spl,
+        int(l1c.line_bytes).bit_length() - 1,
+        l1c.enabled,
+        l1c.sectored,
+        l1c.set_index == "fermi_hash",
+        l1c.mshr_max_merge,
+        np.full(shape, -1, np.int64),
+        np.zeros(shape, np.int64),
+        np.zeros(shape, np.uint32),
+        np.full((*shape, ns1), -np.inf),
+        np.zeros((*shape, ns1), np.int32),
+        np.full((gpu.n_sm, l1c.mshr_entries), -np.inf),
+        np.zeros(gpu.n_sm, np.int64),
+        gpu.l2.sectored,
+        gpu.l2.banks,
+        gpu.l2.bank_interleave_bytes,
+        gpu.l2.mshr_max_merge,
+        gpu.l2.write_policy == "write_back",
+        gpu.l2.write_allocate,
+        gpu.l2.sector_bytes,
+        l2.tags,
+        l2.lru,
+        l2.valid,
+        l2.dirty,
+        l2.partial,
+        l2.fill,
+        l2.merges,
+        l2.stamp,
+        gpu.l2_hit_latency_cycles,
+        gpu.dram_latency_cycles,
+        cnt,
+        per_inst,
+    )
+    # the next kernel starts after this one's last fill could have returned
+    l2.time += sched.end_time + gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
+    stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
+    for slot, name in _COUNTER_FIELDS.items():
+        setattr(stats, name, int(cnt[slot]))
+    stats.per_pc = _per_pc(kernel.pc[inst], per_inst)
+    for w in track_warps or ():
+        stats.warps[int(w)] = _warp_trace(kernel, int(w), inst, per_inst)
+    return stats
+
+
+def _per_pc(pcs: np.ndarray, per_inst: np.ndarray) -> PCStats:
+    upc, idx = np.unique(pcs, return_inverse=True)
+    sums = np.zeros((upc.shape[0], _core.N_INST), np.int64)
+    np.add.at(sums, idx, per_inst)
+    return PCStats(
+        pc=upc.astype(np.uint32),
+        executions=np.bincount(idx, minlength=upc.shape[0]).astype(np.int64),
+        l1_accesses=sums[:, _core.I_L1_ACC],
+        l1_hits=sums[:, _core.I_L1_HIT],
+        l1_pending_hits=sums[:, _core.I_L1_PEND],
+        l1_misses=sums[:, _core.I_L1_MISS],
+        l2_accesses=sums[:, _core.I_L2_ACC],
+        l2_misses=sums[:, _core.I_L2_MISS],
+    )
+
+
+def _warp_trace(
+    kernel: KernelTrace, w: int, inst: np.ndarray, per_inst: np.ndarray
+) -> WarpMemTrace:
+    if not 0 <= w < kernel.n_warps:
+        raise ConfigError(None, f"track_warps: warp {w} out of range 0..{kernel.n_warps - 1}")
+    lo, hi = int(kernel.warp_ptr[w]), int(kernel.warp_ptr[w + 1])
+    n = hi - lo
+    a, b = np.searchsorted(inst, [lo, hi])
+    pos = inst[a:b] - lo
+    cols = {}
+    for name, slot in (
+        ("requests", _core.I_L1_ACC),
+        ("l1_misses", _core.I_L1_MISS),
+        ("l1_pending_hits", _core.I_L1_PEND),
+        ("l2_misses", _core.I_L2_MISS),
+    ):
+        arr = np.zeros(n, np.int32)
+        arr[pos] = per_inst[a:b, slot]
+        cols[name] = arr
+    return WarpMemTrace(warp=w, **cols)
+
+
+def simulate_app(
+    app: AppTrace,
+    gpu: GPUConfig,
+    track_warps: dict[int, Sequence[int]] | None = None,
+    blocks_per_sm: Sequence[int] | None = None,
+) -> CacheSimResult:
+    """Simulate every kernel of ``app`` in order; the L2 persists, the L1s are flushed.
+
+    ``track_warps`` maps a kernel index in ``app.kernels`` to warp indices whose
+    per-instruction counters are kept. ``blocks_per_sm`` (per kernel) overrides the
+    occupancy computed from the configuration.
+    """
+    _check_supported(gpu)
+    l2 = _L2State(gpu)
+    out = []
+    for ki, kernel in enumerate(app.kernels):
+        bps = None if blocks_per_sm is None else blocks_per_sm[ki]
+        tw = (track_warps or {}).get(ki)
+        out.append(simulate_kernel(kernel, gpu, l2, tw, bps))
+    return CacheSimResult(config_name=gpu.name, kernels=out)

@@ -1,0 +1,198 @@
+"""Memory coalescer (pipeline step 3): warp memory instructions -> cache requests.
+
+Two rules, selected by ``l1.coalescer``:
+
+* ``"warp"`` (Fermi-style, GPGPU-Sim ``-gpgpu_coalesce_arch 20``, Pascal and earlier,
+  the MDM paper's baseline): the 32 lanes form one group; one request per distinct
+  *segment* touched, where the segment is the 128 B line for 4, 8 and 16 B accesses,
+  64 B for 2 B and 32 B for 1 B accesses (GPGPU-Sim ``memory_coalescing_arch``).
+* ``"quarter_warp"`` (Volta and later, paper 004 section III-A, arch 70): the warp is
+  split into four 8-thread groups; inside a group the distinct 32 B sectors touched
+  are merged per line into one request carrying a sector mask. A sectored L1 then
+  performs one access per sector of the mask.
+
+A lane access of ``mem_width`` bytes that straddles a segment or sector boundary
+touches both (as GPGPU-Sim does for trace-driven accesses). Within a group the
+requests are sorted by address (GPGPU-Sim keeps them in a ``std::map``).
+
+Output, CSR over the selected instructions: ``req_ptr[m+1]``; per request
+``req_line`` (line index = byte address // line_bytes), ``req_mask`` (sectors of the
+line touched, bit ``k`` = sector ``k``) and ``req_full`` (sectors whose every byte is
+written by the instruction; used for the L2's fetch-on-write decision).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from mdm.errors import ConfigError
+from mdm.traces.model import GLOBAL_MEMORY_CLASSES, KernelTrace
+
+_MAX_KEYS = 320  # per group: 32 lanes x at most 2 + 255 // 32 segments each
+
+
+@dataclass
+class CoalescedRequests:
+    """Coalesced requests of a kernel's global memory instructions (CSR)."""
+
+    inst: np.ndarray  # int64[m]: instruction index in the kernel trace
+    req_ptr: np.ndarray  # int64[m+1]
+    req_line: np.ndarray  # int64[r]
+    req_mask: np.ndarray  # uint32[r]
+    req_full: np.ndarray  # uint32[r]
+
+    @property
+    def n_requests(self) -> np.ndarray:
+        return np.diff(self.req_ptr)
+
+
+def global_memory_instructions(kernel: KernelTrace) -> np.ndarray:
+    """Indices of the instructions that go through L1/L2 (``GLOBAL_MEMORY_CLASSES``)."""
+    classes = np.array(sorted(int(c) for c in GLOBAL_MEMORY_CLASSES), dtype=np.uint8)
+    return np.flatnonzero(np.isin(kernel.iclass, classes)).astype(np.int64)
+
+
+def coalesce(
+    kernel: KernelTrace,
+    line_bytes: int,
+    sector_bytes: int,
+    rule: str,
+    inst: np.ndarray | None = None,
+) -> CoalescedRequests:
+    """Coalesce the global memory instructions ``inst`` (default: all) of ``kernel``."""
+    if rule not in ("warp", "quarter_warp"):
+        raise ConfigError(None, f"l1.coalescer: expected 'warp' or 'quarter_warp', got {rule!r}")
+    spl = line_bytes // sector_bytes
+    if spl > 32 or sector_bytes > 64 or line_bytes % sector_bytes:
+        raise ConfigError(
+            None,
+            f"cache geometry line {line_bytes} B / sector {sector_bytes} B: the coalescer "
+            "supports at most 32 sectors per line and sectors of at most 64 B",
+        )
+    if inst is None:
+        inst = global_memory_instructions(kernel)
+    inst = np.ascontiguousarray(inst, dtype=np.int64)
+    ptr, line, mask, full = _coalesce(
+        inst,
+        np.ascontiguousarray(kernel.mask, dtype=np.uint32),
+        np.ascontiguousarray(kernel.mem_width, dtype=np.uint8),
+        np.ascontiguousarray(kernel.addr_ptr, dtype=np.int64),
+        np.ascontiguousarray(kernel.addrs, dtype=np.uint64),
+        line_bytes,
+        sector_bytes,
+        8 if rule == "quarter_warp" else 32,
+        rule == "warp",
+    )
+    return CoalescedRequests(inst, ptr, line, mask, full)
+
+
+@njit(cache=True)
+def _coalesce(
+    inst: np.ndarray,
+    mask: np.ndarray,
+    width: np.ndarray,
+    addr_ptr: np.ndarray,
+    addrs: np.ndarray,
+    line_bytes: int,
+    sector_bytes: int,
+    group: int,
+    segments: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    m = inst.shape[0]
+    # upper bound: a lane of w bytes touches at most 2 + w // 32 segments (segments >= 32 B)
+    cap = 0
+    for j in range(m):
+        i = inst[j]
+        cap += (2 + np.int64(width[i]) // 32) * (addr_ptr[i + 1] - addr_ptr[i])
+    req_ptr = np.zeros(m + 1, np.int64)
+    out_line = np.empty(cap, np.int64)
+    out_mask = np.empty(cap, np.uint32)
+    out_full = np.empty(cap, np.uint32)
+    spl = line_bytes // sector_bytes
+    keys = np.empty(_MAX_KEYS, np.int64)  # segment key (address // segment size)
+    kmask = np.empty(_MAX_KEYS, np.uint32)
+    kbytes = np.zeros((_MAX_KEYS, 32), np.uint64)  # written-byte bitmap per sector
+    sec_all = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if sector_bytes < 64:
+        sec_all = (np.uint64(1) << np.uint64(sector_bytes)) - np.uint64(1)
+    nr = 0
+    for j in range(m):
+        i = inst[j]
+        a0 = addr_ptr[i]
+        na = addr_ptr[i + 1] - a0
+        w = np.int64(width[i])
+        if w <= 0:
+            w = 4
+        seg = np.int64(line_bytes)
+        if segments:
+            if w == 1:
+                seg = 32
+            elif w == 2:
+                seg = 64
+            if seg > line_bytes:
+                seg = line_bytes
+        else:
+            seg = np.int64(line_bytes)  # requests are per line, sectors in the mask
+        msk = mask[i]
+        k = 0
+        for g0 in range(0, 32, group):
+            nk = 0
+            for lane in range(g0, g0 + group):
+                if not (msk >> np.uint32(lane)) & np.uint32(1) or k >= na:
+                    continue
+                a = np.int64(addrs[a0 + k])
+                k += 1
+                last = a + w - 1
+                b = a
+                while b <= last:
+                    key = b // seg
+                    seg_end = (key + 1) * seg - 1
+                    e = last if last < seg_end else seg_end
+                    x = 0
+                    while x < nk and keys[x] != key:
+                        x += 1
+                    if x == nk:
+                        keys[nk] = key
+                        kmask[nk] = 0
+                        for s in range(spl):
+                            kbytes[nk, s] = 0
+                        nk += 1
+                    off = b % line_bytes
+                    offe = e % line_bytes
+                    for s in range(off // sector_bytes, offe // sector_bytes + 1):
+                        kmask[x] |= np.uint32(1) << np.uint32(s)
+                        lo = max(off, s * sector_bytes) - s * sector_bytes
+                        hi = min(offe, s * sector_bytes + sector_bytes - 1) - s * sector_bytes
+                        nbits = hi - lo + 1
+                        if nbits >= 64:
+                            bits = np.uint64(0xFFFFFFFFFFFFFFFF)
+                        else:
+                            bits = (np.uint64(1) << np.uint64(nbits)) - np.uint64(1)
+                            bits = bits << np.uint64(lo)
+                        kbytes[x, s] |= bits
+                    b = e + 1
+            # emit the group's requests sorted by address (insertion sort, nk <= 64)
+            for x in range(1, nk):
+                y = x
+                while y > 0 and keys[y - 1] > keys[y]:
+                    keys[y - 1], keys[y] = keys[y], keys[y - 1]
+                    kmask[y - 1], kmask[y] = kmask[y], kmask[y - 1]
+                    for s in range(spl):
+                        t0 = kbytes[y - 1, s]
+                        kbytes[y - 1, s] = kbytes[y, s]
+                        kbytes[y, s] = t0
+                    y -= 1
+            for x in range(nk):
+                out_line[nr] = (keys[x] * seg) // line_bytes
+                out_mask[nr] = kmask[x]
+                fm = np.uint32(0)
+                for s in range(spl):
+                    if kbytes[x, s] == sec_all:
+                        fm |= np.uint32(1) << np.uint32(s)
+                out_full[nr] = fm
+                nr += 1
+        req_ptr[j + 1] = nr
+    return req_ptr, out_line[:nr].copy(), out_mask[:nr].copy(), out_full[:nr].copy()

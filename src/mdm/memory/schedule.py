@@ -1,0 +1,218 @@
+"""Thread blocks to SMs, and an approximate time order of the memory instructions.
+
+The cache simulator is timing-free, but the order in which the L1s and the shared L2
+see the accesses, and which misses are still *in flight* when a later access to the
+same line arrives (MSHR merging), depend on time. This module gives every warp
+instruction an SM and an approximate issue time in core cycles:
+
+* **Block assignment** (GPGPU-Sim ``issue_block2core``): blocks are issued in linear
+  order, round robin over the SMs, each SM taking blocks until it holds
+  ``blocks_per_sm``; a finished block is replaced by the next one. With equal block
+  durations this is block rank ``r`` -> SM ``r mod n_active`` and residency slot
+  ``q = r // n_active``, wave ``q // blocks_per_sm`` (``n_active = min(n_sm,
+  n_blocks)``). Waves on one SM run one after another.
+* **Issue time inside a wave**: the ``R`` warps resident on an SM share its
+  ``S`` schedulers; with loose round robin every warp issues one instruction every
+  ``max(R, S) / S`` cycles, so instruction ``j`` of the warp at position ``p`` among
+  the SM's resident warps is issued at ``start + (j + p / R) * max(R, S) / S``.
+  A wave starts when the previous wave of the same SM has finished, i.e. after its
+  longest warp.
+* **Across SMs** all SMs run concurrently, so the global order is the sort by that
+  time (ties broken by SM), which gives the shared L2 a realistic mix of SMs.
+
+Why this approximation: it needs no timing feedback (it is one vectorised pass), it
+keeps the two properties the cache counts are sensitive to -- which warps are
+co-resident and interleave on an SM, and the rough distance in cycles between two
+accesses to a line (compared with the miss latency for MSHR merging) -- and it is
+exact in the limit of issue-bound kernels. It ignores stalls: memory-bound warps
+advance more slowly than one instruction per round, so absolute times are too early,
+but the relative order of co-resident warps is what GTO/LRR schedulers keep close to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from mdm.config.gpu import GPUConfig
+from mdm.profile.occupancy import occupancy
+from mdm.traces.model import InstrClass, KernelTrace
+
+
+@dataclass
+class Schedule:
+    """SM and approximate issue time (core cycles) of every instruction of a kernel."""
+
+    inst_sm: np.ndarray  # int32[n]
+    inst_time: np.ndarray  # float64[n]
+    n_active_sms: int
+    blocks_per_sm: int
+    n_waves: int
+    end_time: float  # issue time after the last instruction of the kernel
+
+
+def resident_blocks(kernel: KernelTrace, gpu: GPUConfig) -> int:
+    """Concurrent blocks per SM (:func:`mdm.profile.occupancy.occupancy`; register counts
+    above the architectural maximum, garbage in some trace headers, are ignored)."""
+    occ = occupancy(
+        gpu,
+        kernel.threads_per_block,
+        kernel.nregs,
+        kernel.shmem_bytes,
+        max(kernel.n_blocks, 1),
+        nregs_policy="ignore",
+    )
+    return occ.blocks_per_sm
+
+
+def schedule_kernel(
+    kernel: KernelTrace,
+    n_sm: int,
+    blocks_per_sm: int,
+    schedulers: int,
+    min_round_cycles: float = 0.0,
+) -> Schedule:
+    """Assign the kernel's blocks to SMs and give every instruction an issue time.
+
+    ``min_round_cycles``: the shortest time between two segments of a warp (the
+    latency of the load it waits for; the L2 hit latency is a good choice).
+    """
+    n_warps = kernel.n_warps
+    if n_warps == 0:
+        return Schedule(np.zeros(0, np.int32), np.zeros(0, np.float64), 0, blocks_per_sm, 0, 0.0)
+    blocks, block_rank = np.unique(kernel.warp_block, return_inverse=True)
+    n_blocks = blocks.shape[0]
+    n_active = min(n_sm, n_blocks)
+    warp_sm = (block_rank % n_active).astype(np.int32)
+    slot = block_rank // n_active
+    warp_wave = (slot // blocks_per_sm).astype(np.int64)
+    n_waves = int(warp_wave.max()) + 1
+    # warps ordered by (SM, wave, position in the trace = age)
+    order = np.lexsort((np.arange(n_warps), warp_wave, warp_sm)).astype(np.int64)
+    gseg, off, wseg_ptr = _segments(
+        kernel.warp_ptr.astype(np.int64),
+        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
+        np.ascontiguousarray(kernel.src, dtype=np.int16),
+        np.ascontiguousarray(kernel.dst, dtype=np.int16),
+    )
+    seg_len = np.bincount(gseg, minlength=int(wseg_ptr[-1])).astype(np.int64)
+    seg_start, end_time = _issue_times(
+        order,
+        warp_sm.astype(np.int64),
+        warp_wave,
+        wseg_ptr,
+        seg_len,
+        n_active,
+        schedulers,
+        float(min_round_cycles),
+    )
+    return Schedule(
+        inst_sm=warp_sm[kernel.inst_warp],
+        inst_time=seg_start[gseg] + off,
+        n_active_sms=n_active,
+        blocks_per_sm=blocks_per_sm,
+        n_waves=n_waves,
+        end_time=float(end_time),
+    )
+
+
+_LD = int(InstrClass.LD_GLOBAL)
+_LOCAL = int(InstrClass.LOCAL)
+_ATOM = int(InstrClass.ATOMIC)
+_BAR = int(InstrClass.BARRIER)
+
+
+@njit(cache=True)
+def _segments(
+    warp_ptr: np.ndarray, iclass: np.ndarray, src: np.ndarray, dst: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split every warp into issue segments: a segment ends before the first instruction
+    that reads a register written by a global/local load or atomic of the same segment,
+    and after a barrier. Returns the global segment id and offset of every instruction
+    and the first segment id of every warp (CSR)."""
+    n = iclass.shape[0]
+    nw = warp_ptr.shape[0] - 1
+    gseg = np.empty(n, np.int64)
+    off = np.empty(n, np.float64)
+    wseg_ptr = np.zeros(nw + 1, np.int64)
+    stamp = np.full(32768, -1, np.int64)
+    g = -1
+    for w in range(nw):
+        wseg_ptr[w] = g + 1
+        if warp_ptr[w + 1] == warp_ptr[w]:
+            continue
+        g += 1
+        o = 0
+        for i in range(warp_ptr[w], warp_ptr[w + 1]):
+            new = False
+            if o > 0:
+                if iclass[i - 1] == _BAR:
+                    new = True
+                else:
+                    for q in range(src.shape[1]):
+                        r = src[i, q]
+                        if r >= 0 and stamp[r] == g:
+                            new = True
+                            break
+            if new:
+                g += 1
+                o = 0
+            gseg[i] = g
+            off[i] = o
+            o += 1
+            c = iclass[i]
+            if c == _LD or c == _LOCAL or c == _ATOM:
+                for q in range(dst.shape[1]):
+                    d = dst[i, q]
+                    if d >= 0:
+                        stamp[d] = g
+    wseg_ptr[nw] = g + 1
+    return gseg, off, wseg_ptr
+
+
+@njit(cache=True)
+def _issue_times(
+    order: np.ndarray,
+    warp_sm: np.ndarray,
+    warp_wave: np.ndarray,
+    wseg_ptr: np.ndarray,
+    seg_len: np.ndarray,
+    n_active: int,
+    schedulers: int,
+    min_round: float,
+) -> tuple[np.ndarray, float]:
+    """Start time of every segment: per SM, waves back to back; inside a wave, rounds in
+    which every resident warp (oldest first, warps dealt to schedulers round robin) issues
+    its next segment back to back; a round lasts at least ``min_round`` cycles."""
+    seg_start = np.zeros(seg_len.shape[0], np.float64)
+    clock = np.zeros(n_active, np.float64)
+    sched_t = np.zeros(schedulers, np.float64)
+    nw = order.shape[0]
+    i = 0
+    while i < nw:
+        sm = warp_sm[order[i]]
+        wave = warp_wave[order[i]]
+        j = i
+        maxk = 0
+        while j < nw and warp_sm[order[j]] == sm and warp_wave[order[j]] == wave:
+            w = order[j]
+            if wseg_ptr[w + 1] - wseg_ptr[w] > maxk:
+                maxk = wseg_ptr[w + 1] - wseg_ptr[w]
+            j += 1
+        t = clock[sm]
+        for k in range(maxk):
+            sched_t[:] = 0.0
+            for p in range(j - i):
+                w = order[i + p]
+                if k < wseg_ptr[w + 1] - wseg_ptr[w]:
+                    gs = wseg_ptr[w] + k
+                    q = p % schedulers
+                    seg_start[gs] = t + sched_t[q]
+                    sched_t[q] += seg_len[gs]
+            dur = sched_t.max()
+            t += dur if dur > min_round else min_round
+        clock[sm] = t
+        i = j
+    return seg_start, clock.max()
