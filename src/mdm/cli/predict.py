@@ -73,23 +73,30 @@ def load_gpu_spec(spec: str) -> Any:
     return load_gpu(spec)
 
 
+def _short(name: str) -> str:
+    """Kernel name without its parameter list, at most 32 characters."""
+    base = name.split("(")[0]
+    return base if len(base) <= 32 else base[:31] + "…"
+
+
 def _table(pred: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    rows = pred.to_rows()
-    comps = sorted({k for r in rows for k in r if k.startswith("cpi_")})
     t = Table(title=f"{pred.app or 'application'} on {pred.gpu}")
-    for col in ("model", "kernel", "cycles", "IPC", "MD share", *comps):
-        t.add_column(col, justify="left" if col in ("model", "kernel") else "right")
-    for r in rows:
+    for col in ("model", "kernel", "cycles", "IPC", "MD share", "CPI stack"):
+        t.add_column(col, justify="left" if col in ("model", "kernel", "CPI stack") else "right")
+    for r in pred.to_rows():
+        stack = " ".join(
+            f"{k[4:]}={v:.3g}" for k, v in r.items() if k.startswith("cpi_") and v != 0
+        )
         t.add_row(
             r["model"],
-            r["kernel"],
-            f"{r['cycles']:.4g}",
+            _short(r["kernel"]),
+            f"{r['cycles']:.0f}",
             f"{r['ipc']:.4g}",
             f"{r['md_fraction']:.2f}",
-            *(f"{r[c]:.3g}" if c in r else "" for c in comps),
+            stack,
             end_section=r["kernel"] == "total",
         )
     Console().print(t)
