@@ -66,14 +66,14 @@ def _open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _chunks(f: IO[bytes], first: bytes, size: int) -> Iterator[bytes | memoryview]:
+def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes | memoryview]:
     """Yield pieces of text that each end with a newline (the last one gets one added)."""
     tail = first
     while True:
         try:
             block = f.read(size)
         except (lzma.LZMAError, EOFError, OSError, gzip.BadGzipFile) as exc:
-            raise TraceFormatError(f.name if hasattr(f, "name") else "?", None, str(exc)) from exc
+            raise TraceFormatError(path, None, f"cannot decompress: {exc}") from exc
         if not block:
             break
         data = tail + block
@@ -296,7 +296,7 @@ def read_kernel(
         body = first[body_off:]
         del first
         buf = chunk = None
-        for chunk in _chunks(f, body, chunk_bytes):
+        for chunk in _chunks(f, body, chunk_bytes, path):
             buf = np.frombuffer(chunk, dtype=np.uint8)
             start = 0
             while True:
