@@ -116,14 +116,14 @@ def _stats() -> PCStats:
 def test_load_latency_and_memory_columns_from_pc_stats() -> None:
     g = gpu()
     lat = gpu_latencies(g, _stats())
-    # p1 = (20 + 10) / 40, p2 = 5 / 20: 20 + 0.75 * (100 + 0.25 * 200) = 132.5
+    # p1 = 20 / 40 (pending hits are hits), p2 = 5 / 20: 20 + 0.5 * (100 + 0.25 * 200) = 95
     k = kernel_from_warps([GOLDEN_WARP])
     per = lat.per_instruction(k.pc, k.iclass)
-    assert per[0] == pytest.approx(132.5)
+    assert per[0] == pytest.approx(95.0)
     assert per[1] == g.latency.int_alu_cycles
     p = interval_profile(k, 0, lat, stats=_stats(), merge_threshold=0)
-    # inst 3 waits until 132.5: gap 132.5 - 5 - 1
-    assert p.stall.tolist() == pytest.approx([3, 126.5, 3, 3, 0])
+    # inst 3 waits until 95: gap 95 - 5 - 1
+    assert p.stall.tolist() == pytest.approx([3, 89, 3, 3, 0])
     assert p.read_misses.tolist() == pytest.approx([2, 0, 0, 0, 0])  # 20 misses / 10 execs
     assert p.write_reqs.tolist() == pytest.approx([0, 0, 0, 0, 3])  # 30 requests / 10 execs
     assert p.l2_miss_rate.tolist() == pytest.approx([0.25, 0, 0, 0, 1.0])

@@ -22,9 +22,12 @@ Latency of an instruction: by class from ``gpu.latency``; a global load (and loc
 or atomic access with a destination) gets the per-PC mean latency
 ``L1_hit + p1 * (L2_hit + p2 * DRAM)`` where ``p1`` is the PC's L1 miss ratio and
 ``p2`` the L2 miss ratio of its L1 misses, from the cache simulation's
-:class:`~mdm.memory.stats.PCStats`. Choice: L1 *pending hits* count as misses for
-the latency (the instruction waits for the in-flight line, paper 004's
-``HIT_RESERVED``), but not as new requests.
+:class:`~mdm.memory.stats.PCStats`. Choice: L1 *pending hits* count as hits for the
+latency, as in :attr:`KernelCacheStats.l1_miss_rate`. The cache simulator has no
+timing, so a request to a line another warp missed on is a pending hit there, while
+in the cycle-level reference the fill has mostly arrived and it is a plain hit
+(stride1 on mdm_pascal: ~13.8k pending hits simulated, 29 in Accel-Sim, ~13.9k
+hits); counting them as misses made every such load cost a full L2 round trip.
 
 Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
 *per-PC averages over all warps of the kernel* of the interval's instructions
@@ -112,10 +115,10 @@ def default_latencies() -> Latencies:
 
 
 def pc_miss_ratios(stats: PCStats) -> tuple[np.ndarray, np.ndarray]:
-    """Per PC: (L1 miss ratio incl. pending hits, L2 miss ratio of its L1 misses)."""
+    """Per PC: (L1 miss ratio, pending hits as hits; L2 miss ratio of its L1 misses)."""
     acc = stats.l1_accesses.astype(np.float64)
     p1 = np.divide(
-        (stats.l1_misses + stats.l1_pending_hits).astype(np.float64),
+        stats.l1_misses.astype(np.float64),
         acc,
         out=np.ones_like(acc),
         where=acc > 0,
