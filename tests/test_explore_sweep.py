@@ -303,3 +303,22 @@ def test_resume_after_killed_subprocess(tmp_path: Path) -> None:
     res = _run(out, executor="serial")
     assert res.items_skipped == done and res.items_run == 8 - done
     pd.testing.assert_frame_equal(res.table, _run(tmp_path / "fresh", executor="serial").table)
+
+
+def bad_evaluate(item: WorkItem) -> list[dict[str, Any]]:
+    raise ConfigError("cfg.toml", "unsupported thing")
+
+
+def test_worker_errors_reach_the_user_as_mdm_errors(tmp_path: Path) -> None:
+    from mdm.errors import MdmError
+
+    with pytest.raises(MdmError, match="unsupported thing"):
+        run_sweep(
+            parse_spec(SPEC),
+            tmp_path,
+            executor="local",
+            workers=1,
+            evaluate=bad_evaluate,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )

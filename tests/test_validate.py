@@ -102,3 +102,20 @@ def test_unknown_run_and_bad_table(reference_dir: Path, tmp_path: Path) -> None:
     pd.DataFrame({"workload": ["x"]}).to_csv(p, index=False)
     with pytest.raises(ConfigError, match="results.csv.*lacks"):
         load_results(p)
+
+
+def test_unmodelled_run_is_skipped_with_reason(reference_dir: Path) -> None:
+    from mdm.errors import MdmError
+
+    be = fake_backend([])
+    predict = be["predict_app"]
+
+    def picky(prep: str, gpu: tuple, models: list[str], cache: Any) -> FakePred:
+        if "A:32:8" in gpu[1]:
+            raise MdmError("not modelled")
+        return predict(prep, gpu, models, cache)
+
+    be["predict_app"] = picky
+    res = validate(reference_dir, ["mdm"], RUNS, backend=be)
+    assert res.summary["skipped"] == {"gather__mdm_pascal__l1_mshr_32": "not modelled"}
+    assert set(res.runs["run_id"]) == set(RUNS) - {"gather__mdm_pascal__l1_mshr_32"}

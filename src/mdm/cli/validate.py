@@ -36,3 +36,8 @@ def validate(
                     f"NMD {s['mean_abs_error_nmd']:.1%}, calib {s['mean_abs_error_calib']:.1%}), "
                     f"mean Spearman {s['mean_spearman']:.2f}"
                 )
+            skipped = res.summary["skipped"]
+            typer.echo(f"{res.summary['runs']} runs predicted, {len(skipped)} skipped")
+            for reason in sorted(set(skipped.values())):
+                n = sum(1 for v in skipped.values() if v == reason)
+                typer.echo(f"  skipped {n}: {reason}")

@@ -224,6 +224,19 @@ def atomic_write_table(df: pd.DataFrame, path: Path) -> None:
 
 
 # ---------------------------------------------------------------- executors
+class WorkerError(MdmError):
+    """An :class:`MdmError` raised in a worker process, re-raised picklably."""
+
+
+def _safe_eval(evaluate: Evaluate, item: WorkItem) -> list[Row]:
+    """Run ``evaluate`` in a worker; MdmError subclasses with custom constructors do not
+    unpickle, so they travel as :class:`WorkerError` with the same message."""
+    try:
+        return evaluate(item)
+    except MdmError as exc:
+        raise WorkerError(f"{item.workload.key}: {exc}") from None
+
+
 def _run_serial(
     items: Sequence[WorkItem], evaluate: Evaluate
 ) -> Iterable[tuple[WorkItem, list[Row]]]:
@@ -235,7 +248,7 @@ def _run_pool(
     items: Sequence[WorkItem], evaluate: Evaluate, workers: int | None
 ) -> Iterable[tuple[WorkItem, list[Row]]]:
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(evaluate, it): it for it in items}
+        pending = {pool.submit(_safe_eval, evaluate, it): it for it in items}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -255,7 +268,7 @@ def _run_dask(
     own = not hasattr(scheduler, "submit")
     client = Client(scheduler) if own else scheduler
     try:
-        futs = {client.submit(evaluate, it, pure=False): it for it in items}
+        futs = {client.submit(_safe_eval, evaluate, it, pure=False): it for it in items}
         for fut in as_completed(list(futs)):
             yield futs[fut], fut.result()
     finally:

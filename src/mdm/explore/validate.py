@@ -8,6 +8,9 @@ per core cycle: ``IPC_sim = warp_insts / gpu_tot_sim_cycle`` of the reference an
 ``IPC_model = warp_insts / cycles`` of the model row; the error is the same with
 thread IPC for the same instructions (reference README, results.csv).
 
+Runs the pipeline cannot model (an :class:`MdmError`, e.g. a cache organisation the
+simulator lacks) are skipped and listed with the reason in ``summary['skipped']``.
+
 When ``DIR/logs/<run_id>.log.xz`` exists, the log's ``gpu_tot_sim_cycle`` is checked
 against the table (a mismatch is an error naming both files) and its per-kernel
 ``gpu_sim_cycle`` gives per-kernel errors.
@@ -35,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from mdm.errors import ConfigError
+from mdm.errors import ConfigError, MdmError
 from mdm.explore.accelsim_log import parse_log
 from mdm.explore.runner import check_models, shared_cache_sim
 
@@ -101,18 +104,25 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
 
     be = backend or _backend()
     ref = Path(task.reference)
-    app = be["open_trace"](ref / "traces" / task.isa / task.workload)
-    prepared = be["prepare"](app)
+    try:
+        app = be["open_trace"](ref / "traces" / task.isa / task.workload)
+        prepared = be["prepare"](app)
+    except MdmError as exc:
+        return [{"run_id": r[0], "skip_reason": str(exc)} for r in task.runs]
     caches: dict[tuple, Any] = {}
     rows: list[dict] = []
     for run_id, arch, extra in task.runs:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unmapped options: reported by `mdm config`
-            gpu = be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
-        key = be["cache_key"](gpu)
-        if key not in caches:
-            caches[key] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
-        pred = be["predict_app"](prepared, gpu, list(task.models), cache=caches[key])
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # unmapped options: reported by the importer
+                gpu = be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
+            key = be["cache_key"](gpu)
+            if key not in caches:
+                caches[key] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
+            pred = be["predict_app"](prepared, gpu, list(task.models), cache=caches[key])
+        except MdmError as exc:  # e.g. a configuration the cache simulator does not model
+            rows.append({"run_id": run_id, "skip_reason": str(exc)})
+            continue
         for r in pred.to_rows():
             rows.append({"run_id": run_id, **r})
     return rows
@@ -172,9 +182,16 @@ def validate(
     else:
         chunks = [run_task(t, backend) for t in tasks]
     pred = pd.DataFrame([r for c in chunks for r in c])
+    if "skip_reason" not in pred.columns:
+        pred["skip_reason"] = None
+    skipped_rows = pred[pred["skip_reason"].notna()]
+    skipped = dict(zip(skipped_rows["run_id"], skipped_rows["skip_reason"], strict=True))
+    pred = pred[pred["skip_reason"].isna()].drop(columns="skip_reason")
+    if pred.empty:
+        raise ConfigError(ref, f"no run could be predicted; e.g. {next(iter(skipped.values()))}")
 
     tot = pred[pred["kernel"].astype(str) == "total"]
-    runs = table.merge(tot, on="run_id", how="left", suffixes=("", "_model"))
+    runs = table.merge(tot, on="run_id", how="inner", suffixes=("", "_model"))
     if "warp_insts_model" not in runs.columns:
         runs["warp_insts_model"] = runs["warp_insts"]
     runs["ipc_sim"] = runs["warp_insts"] / runs["gpu_tot_sim_cycle"]
@@ -193,6 +210,7 @@ def validate(
     )
     spear = _spearman(runs)
     summary = _summary(runs, spear)
+    summary["skipped"] = skipped
     return ValidationResult(runs, kernels, by_class, by_sweep, spear, summary)
 
 
@@ -214,6 +232,8 @@ def _kernel_errors(
                 f"{ref / 'results.csv'} ({rec.gpu_tot_sim_cycle}) for {rec.run_id}",
             )
         mine = kp[kp["run_id"] == rec.run_id]
+        if mine.empty:
+            continue
         for model, g in mine.groupby("model"):
             for i, (_, r) in enumerate(g.iterrows()):
                 if i >= len(log.kernels):
