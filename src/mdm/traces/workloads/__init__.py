@@ -1,0 +1,111 @@
+"""Built-in synthetic workloads: deterministic Pascal SASS traces that need no GPU.
+
+``generate(name, seed=0, **params)`` returns an :class:`~mdm.traces.model.AppTrace`
+(memcpy commands for the input arrays, then the kernels); :data:`WORKLOADS` lists
+every generator with its default size parameters and its memory-divergence class
+(``MD`` / ``NMD``, as in paper 001 Table IV). Defaults give roughly 50k-500k warp
+instructions; the size parameters scale them up.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mdm.errors import MdmError
+from mdm.traces.model import AppTrace
+from mdm.traces.workloads.dense import gemm_tiled, stencil2d
+from mdm.traces.workloads.irregular import bfs, spmv_csr
+from mdm.traces.workloads.streaming import gather, kmeans, stride, vecadd
+
+
+class WorkloadError(MdmError, ValueError):
+    """Unknown workload, unknown parameter or out-of-range parameter value."""
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """A built-in workload: ``build(seed, **params)`` -> :class:`AppTrace`."""
+
+    name: str
+    description: str
+    md_class: str
+    build: Callable[..., AppTrace]
+    params: dict[str, int | float] = field(default_factory=dict)
+
+
+def _spec(name: str, md_class: str, fn: Callable[..., AppTrace]) -> WorkloadSpec:
+    sig = inspect.signature(fn)
+    params = {
+        p.name: p.default
+        for p in sig.parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    doc = (fn.__doc__ or "").strip().splitlines()[0]
+    return WorkloadSpec(name=name, description=doc, md_class=md_class, build=fn, params=params)
+
+
+WORKLOADS: dict[str, WorkloadSpec] = {
+    s.name: s
+    for s in (
+        _spec("vecadd", "NMD", vecadd),
+        _spec("stride", "MD", stride),
+        _spec("spmv_csr", "MD", spmv_csr),
+        _spec("bfs", "MD", bfs),
+        _spec("kmeans", "MD", kmeans),
+        _spec("stencil2d", "NMD", stencil2d),
+        _spec("gemm_tiled", "NMD", gemm_tiled),
+        _spec("gather", "MD", gather),
+    )
+}
+
+
+def md_class_of(name: str, **params: int | float) -> str:
+    """MD/NMD class of a workload instance (``stride`` is NMD for ``gs == 1``)."""
+    spec = _lookup(name)
+    if name == "stride" and int(params.get("gs", spec.params["gs"])) == 1:
+        return "NMD"
+    return spec.md_class
+
+
+def _lookup(name: str) -> WorkloadSpec:
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise WorkloadError(
+            f"unknown workload {name!r}; expected one of: {', '.join(sorted(WORKLOADS))}"
+        ) from None
+
+
+def generate(name: str, seed: int = 0, **params: int | float) -> AppTrace:
+    """Generate workload ``name`` for ``seed`` with size ``params`` (others at defaults).
+
+    Raises :class:`WorkloadError` (an :class:`~mdm.errors.MdmError` and ``ValueError``)
+    for an unknown workload or parameter name, or an out-of-range value.
+    """
+    spec = _lookup(name)
+    unknown = sorted(set(params) - set(spec.params))
+    if unknown:
+        raise WorkloadError(
+            f"workload {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+            f"expected some of: {', '.join(f'{k}={v}' for k, v in spec.params.items())}"
+        )
+    typed: dict[str, int | float] = {}
+    for key, value in params.items():
+        default = spec.params[key]
+        if isinstance(default, int) and not isinstance(default, bool):
+            if isinstance(value, float) and not value.is_integer():
+                raise WorkloadError(f"workload {name!r}: parameter {key} must be an integer")
+            typed[key] = int(value)
+        else:
+            typed[key] = float(value)
+    try:
+        return spec.build(int(seed), **typed)
+    except WorkloadError:
+        raise
+    except ValueError as exc:
+        raise WorkloadError(f"workload {name!r}: {exc}") from None
+
+
+__all__ = ["WORKLOADS", "WorkloadError", "WorkloadSpec", "generate", "md_class_of"]

@@ -1,0 +1,255 @@
+"""Vectorised SASS trace builder shared by the synthetic workloads.
+
+A kernel is emitted *one static instruction at a time for all warps at once*: each
+:meth:`Emitter.op` call carries a PC, an opcode, registers and a per-warp active mask
+(plus, for memory instructions, a ``(warps, 32)`` address matrix). Warps whose mask is
+empty for that step do not execute it. :meth:`Emitter.finish` interleaves the steps
+into the warp-major CSR layout of :class:`~mdm.traces.model.KernelTrace` with one
+stable sort, so the cost is a few NumPy passes per static instruction, never a Python
+loop per warp instruction.
+
+Conventions (they imitate the Pascal reference traces under
+``../shared/reference/traces/sm61``):
+
+* global arrays live at ``0x7f4000000000 + k * spacing`` (``spacing`` = 1 GiB or the
+  next GiB multiple that holds the largest array); shared-memory addresses are offsets
+  in the block's shared window starting at ``0x0``;
+* lanes that leave a loop early execute ``EXIT`` (kernel end) or ``SYNC`` (reconvergence
+  point) with their mask, right after the ``BRA`` of the lanes that continue;
+* lanes that fail an ``if (i >= n) return`` bounds check execute the kernel's final
+  ``EXIT`` right after the ``ISETP`` of the check (Accel-Sim traces record only the
+  executed instructions, so the skipped body simply does not appear for them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, InstrClass, KernelTrace
+
+BINARY_VERSION = 61
+GLOBAL_BASE = 0x7F4000000000
+_GIB = 1 << 30
+LANE_IDS = np.arange(WARP_SIZE, dtype=np.int64)
+_LANE_BITS = np.left_shift(np.uint64(1), np.arange(WARP_SIZE, dtype=np.uint64))
+
+C = InstrClass
+#: Classes of the Pascal opcodes the generators use (same choices as
+#: ``mdm.traces.opcodes``: special-register reads are OTHER, predicates/selects INT).
+_CLASS_OF_BASE: dict[str, InstrClass] = {
+    "MOV": C.INT,
+    "XMAD": C.INT,
+    "SHL": C.INT,
+    "SHR": C.INT,
+    "IADD": C.INT,
+    "ISCADD": C.INT,
+    "ISETP": C.INT,
+    "SEL": C.INT,
+    "LOP": C.INT,
+    "S2R": C.OTHER,
+    "FADD": C.FP32,
+    "FMUL": C.FP32,
+    "FFMA": C.FP32,
+    "FSETP": C.FP32,
+    "FSEL": C.FP32,
+    "LDG": C.LD_GLOBAL,
+    "STG": C.ST_GLOBAL,
+    "LDS": C.LD_SHARED,
+    "STS": C.ST_SHARED,
+    "BRA": C.BRANCH,
+    "EXIT": C.BRANCH,
+    "SSY": C.BRANCH,
+    "SYNC": C.BRANCH,
+    "BAR": C.BARRIER,
+}
+
+
+def opcode_class(opcode: str) -> InstrClass:
+    """Instruction class of one generator opcode (base mnemonic before the first dot)."""
+    return _CLASS_OF_BASE[opcode.split(".", 1)[0]]
+
+
+def array_bases(sizes_bytes: Sequence[int]) -> list[int]:
+    """Base addresses of consecutive global arrays, 1 GiB apart (or more if needed)."""
+    biggest = max([1, *sizes_bytes])
+    spacing = -(-biggest // _GIB) * _GIB
+    return [GLOBAL_BASE + k * spacing for k in range(len(sizes_bytes))]
+
+
+class Active:
+    """A per-lane activity matrix ``bool[warps, 32]`` and its packed ``uint32`` masks."""
+
+    __slots__ = ("lanes", "mask")
+
+    def __init__(self, lanes: np.ndarray) -> None:
+        self.lanes = np.ascontiguousarray(lanes, dtype=bool)
+        self.mask = (self.lanes.astype(np.uint64) * _LANE_BITS).sum(axis=1).astype(np.uint32)
+
+    def __and__(self, other: Active | np.ndarray) -> Active:
+        lanes = other.lanes if isinstance(other, Active) else other
+        return Active(self.lanes & lanes)
+
+    def minus(self, other: Active | np.ndarray) -> Active:
+        """Lanes active here but not in ``other``."""
+        lanes = other.lanes if isinstance(other, Active) else other
+        return Active(self.lanes & ~lanes)
+
+    def any(self) -> bool:
+        return bool(self.mask.any())
+
+
+class Emitter:
+    """Collects static-instruction steps for ``n_warps`` warps and builds a KernelTrace."""
+
+    def __init__(self, n_warps: int) -> None:
+        self.n_warps = n_warps
+        self._opcodes: dict[str, int] = {}
+        self._static: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...], int]] = []
+        self._rows: list[np.ndarray] = []
+        self._masks: list[np.ndarray] = []
+        self._naddr: list[np.ndarray] = []
+        self._addrs: list[np.ndarray] = []
+
+    def op(
+        self,
+        pc: int,
+        opcode: str,
+        dst: Sequence[int] = (),
+        src: Sequence[int] = (),
+        act: Active | None = None,
+        addrs: np.ndarray | None = None,
+        width: int = 0,
+    ) -> None:
+        """Emit one static instruction for every warp with an active lane in ``act``.
+
+        ``addrs`` (``uint64``, broadcastable to ``(warps, 32)``) gives each lane's address
+        for memory instructions; ``width`` is the per-lane access size in bytes.
+        """
+        if act is None:
+            raise ValueError("op() needs an active-lane set")
+        if len(dst) > MAX_DST or len(src) > MAX_SRC:
+            raise ValueError(f"{opcode}: too many registers")
+        cls = opcode_class(opcode)
+        rows = np.flatnonzero(act.mask)
+        if rows.size == 0:
+            return
+        oid = self._opcodes.setdefault(opcode, len(self._opcodes))
+        self._static.append((pc, oid, int(cls), tuple(dst), tuple(src), width))
+        self._rows.append(rows)
+        self._masks.append(act.mask[rows])
+        if addrs is not None:
+            full = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (self.n_warps, WARP_SIZE))
+            lanes = act.lanes[rows]
+            self._addrs.append(full[rows][lanes])
+            self._naddr.append(lanes.sum(axis=1))
+        else:
+            self._naddr.append(np.zeros(rows.size, dtype=np.int64))
+
+    def finish(
+        self,
+        *,
+        name: str,
+        kernel_id: int,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        nregs: int,
+        shmem_bytes: int,
+        warps_per_block: int,
+    ) -> KernelTrace:
+        """Interleave the steps warp by warp (program order) into a KernelTrace."""
+        n_steps = len(self._static)
+        counts = np.array([r.size for r in self._rows], dtype=np.int64)
+        step = np.repeat(np.arange(n_steps, dtype=np.int64), counts)
+        warp = np.concatenate(self._rows) if n_steps else np.zeros(0, np.int64)
+        order = np.argsort(warp, kind="stable")
+        step = step[order]
+
+        pcs = np.array([s[0] for s in self._static], dtype=np.uint32)
+        oids = np.array([s[1] for s in self._static], dtype=np.uint16)
+        cls = np.array([s[2] for s in self._static], dtype=np.uint8)
+        widths = np.array([s[5] for s in self._static], dtype=np.uint8)
+        dst = np.full((max(n_steps, 1), MAX_DST), -1, dtype=np.int16)
+        src = np.full((max(n_steps, 1), MAX_SRC), -1, dtype=np.int16)
+        for k, s in enumerate(self._static):
+            dst[k, : len(s[3])] = s[3]
+            src[k, : len(s[4])] = s[4]
+
+        naddr = np.concatenate(self._naddr).astype(np.int64) if n_steps else np.zeros(0, np.int64)
+        flat = np.concatenate(self._addrs) if self._addrs else np.zeros(0, np.uint64)
+        old_ptr = np.concatenate([[0], np.cumsum(naddr)])
+        new_n = naddr[order]
+        addr_ptr = np.concatenate([[0], np.cumsum(new_n)]).astype(np.int64)
+        gather = np.repeat(old_ptr[:-1][order] - addr_ptr[:-1], new_n) + np.arange(
+            addr_ptr[-1], dtype=np.int64
+        )
+        per_warp = np.bincount(warp, minlength=self.n_warps)
+        warps = np.arange(self.n_warps, dtype=np.int32)
+        kt = KernelTrace(
+            name=name,
+            kernel_id=kernel_id,
+            grid=grid,
+            block=block,
+            nregs=nregs,
+            shmem_bytes=shmem_bytes,
+            binary_version=BINARY_VERSION,
+            warp_ptr=np.concatenate([[0], np.cumsum(per_warp)]).astype(np.int64),
+            warp_block=(warps // warps_per_block).astype(np.int32),
+            warp_id=(warps % warps_per_block).astype(np.int32),
+            pc=pcs[step],
+            opcode=oids[step],
+            iclass=cls[step],
+            mask=np.concatenate(self._masks)[order].astype(np.uint32)
+            if n_steps
+            else np.zeros(0, np.uint32),
+            dst=dst[step],
+            src=src[step],
+            mem_width=widths[step],
+            line=np.full(step.size, -1, dtype=np.int32),
+            addr_ptr=addr_ptr,
+            addrs=flat[gather].astype(np.uint64),
+            opcodes=tuple(self._opcodes),
+            header={
+                "cuda stream id": "0",
+                "shmem base_addr": "0x00007f8000000000",
+                "local mem base_addr": "0x00007f9000000000",
+            },
+        )
+        kt.validate()
+        return kt
+
+
+class Geometry:
+    """Thread coordinates of a launch, one row per warp (block-major, then warp id)."""
+
+    def __init__(self, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+        self.grid = grid
+        self.block = block
+        tpb = block[0] * block[1] * block[2]
+        self.threads_per_block = tpb
+        self.warps_per_block = -(-tpb // WARP_SIZE)
+        n_blocks = grid[0] * grid[1] * grid[2]
+        self.n_warps = n_blocks * self.warps_per_block
+        w = np.arange(self.n_warps, dtype=np.int64)
+        self.block_lin = w // self.warps_per_block
+        tid = (w % self.warps_per_block)[:, None] * WARP_SIZE + LANE_IDS[None, :]
+        #: thread index inside its block (linear), shape (warps, 32)
+        self.tid = tid
+        self.valid = tid < tpb
+        self.tx = tid % block[0]
+        self.ty = (tid // block[0]) % block[1]
+        bl = self.block_lin[:, None]
+        self.bx = bl % grid[0]
+        self.by = (bl // grid[0]) % grid[1]
+        #: global 1-D thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (1-D launches)
+        self.ix = self.bx * block[0] + self.tx
+
+    def all(self) -> Active:
+        """Every existing thread of every warp."""
+        return Active(self.valid)
+
+
+def emit_exit_lanes(em: Emitter, pc: int, act: Active) -> None:
+    """``EXIT`` for the lanes in ``act`` (no-op for warps without such lanes)."""
+    em.op(pc, "EXIT", act=act)
