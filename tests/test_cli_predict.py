@@ -56,3 +56,29 @@ def test_json_end_to_end() -> None:
     r = runner.invoke(app, ["predict", "builtin:stride?gs=32", "--gpu", "mdm_pascal"])
     assert r.exit_code == 0, r.output
     assert "total" in r.output
+
+
+def test_json_on_reference_trace(reference_dir) -> None:  # noqa: ANN001
+    trace = reference_dir / "traces" / "sm61" / "stride1"
+    cfg = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    r = runner.invoke(
+        app,
+        [
+            "predict",
+            str(trace),
+            "--gpu",
+            str(cfg),
+            "--model",
+            "mdm",
+            "--model",
+            "gpumech",
+            "--json",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output[r.output.index("{") :])
+    assert set(d["models"]) == {"mdm", "gpumech"}
+    for m in d["models"].values():
+        assert m["cycles"] > 0 and m["ipc"] == pytest.approx(m["warp_insts"] / m["cycles"])
+        assert set(m["cpi_stack"]) >= {"base", "dependency", "mshr", "noc", "dram"}
+        assert len(m["kernels"]) == 1

@@ -157,3 +157,35 @@ def test_cache_with_wrong_kernel_count() -> None:
     app = _app(2)
     with pytest.raises(ValueError, match="2 kernels|1 kernels"):
         predict_app(app, gpu(), ["mdm"], cache=hand_cache(8))
+
+
+def test_reference_trace_end_to_end(reference_dir) -> None:  # noqa: ANN001
+    """Real trace + imported config + cache simulation: totals match results.csv."""
+    import warnings
+
+    import pandas as pd
+
+    from mdm.config.accelsim import import_accelsim
+    from mdm.models import _load_builtin  # noqa: F401
+    from mdm.traces import open_trace
+
+    res = pd.read_csv(reference_dir / "results.csv", keep_default_na=False)
+    row = res[(res["workload"] == "stencil2d") & (res["arch"] == "mdm_pascal")]
+    row = row[row["sweep_value"] == ""].iloc[0]
+    app = open_trace(reference_dir / "traces" / row["isa"] / "stencil2d")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = import_accelsim(reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config", "")
+    p = prepare(app)
+    assert sum(pk.total_warp_insts for pk in p.kernels) == int(row["warp_insts"])
+    assert sum(pk.total_thread_insts for pk in p.kernels) == int(row["gpu_tot_sim_insn"])
+    pred = predict_app(p, g, sorted(MODELS))
+    assert len(pred.kernels["mdm"]) == int(row["kernels"])
+    for m in MODELS:
+        t = pred.total(m)
+        assert math.isfinite(t.cycles) and t.cycles > 0
+        assert t.warp_insts == int(row["warp_insts"])
+    # the representative warp's profile covers one warp of the kernel
+    inp = pred.inputs[0]
+    k = p.kernels[0].kernel
+    assert inp.profile.total_insts == k.warp_lengths[p.kernels[0].rep_warp]
