@@ -142,21 +142,22 @@ def _parse_hex(buf: np.ndarray, s: int, e: int) -> tuple[bool, np.uint64]:
 
 @njit(cache=True)
 def _parse_dec(buf: np.ndarray, s: int, e: int) -> tuple[bool, np.int64]:
+    """Signed decimal of at most 19 digits, wrapped to int64 (deltas are mod 2**64)."""
     neg = False
     if s < e and (buf[s] == 45 or buf[s] == 43):
         neg = buf[s] == 45
         s += 1
-    if s >= e or e - s > 18:
+    if s >= e or e - s > 19:
         return False, np.int64(0)
-    v = np.int64(0)
+    v = np.uint64(0)
     for i in range(s, e):
         c = buf[i]
         if c < 48 or c > 57:
             return False, np.int64(0)
-        v = v * 10 + (c - 48)
+        v = v * np.uint64(10) + np.uint64(c - 48)
     if neg:
-        v = -v
-    return True, v
+        v = np.uint64(0) - v
+    return True, np.int64(v)
 
 
 @njit(cache=True)
@@ -564,8 +565,6 @@ def parse_chunk(
                     ok, dv = _parse_dec(buf, rr, tt)
                     if not ok:
                         return 21, ls, 0, 0
-                    if ntok < 64:
-                        pass
                     ntok += 1
                     rr = _skip_ws(buf, tt, e)
                 dmin = nact - 1 if nact > 0 else 0
