@@ -182,7 +182,11 @@ def simulate_kernel(
     inst = global_memory_instructions(kernel)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
-    sched = schedule_kernel(kernel, gpu.n_sm, bps, gpu.sm.schedulers, gpu.l2_hit_latency_cycles)
+    nreq = np.zeros(kernel.n_instructions, np.float64)
+    nreq[inst] = reqs.n_requests
+    sched = schedule_kernel(
+        kernel, gpu.n_sm, bps, gpu.sm.schedulers, gpu.l2_hit_latency_cycles, nreq
+    )
     t = sched.inst_time[inst] + l2.time
     sm = sched.inst_sm[inst]
     order = np.lexsort((sm, t)).astype(np.int64)

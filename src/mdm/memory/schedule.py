@@ -73,11 +73,14 @@ def schedule_kernel(
     blocks_per_sm: int,
     schedulers: int,
     min_round_cycles: float = 0.0,
+    requests: np.ndarray | None = None,
 ) -> Schedule:
     """Assign the kernel's blocks to SMs and give every instruction an issue time.
 
     ``min_round_cycles``: the shortest time between two segments of a warp (the
     latency of the load it waits for; the L2 hit latency is a good choice).
+    ``requests``: L1 accesses of every instruction (0 for non-memory ones), each taking
+    one cycle of the SM's LD/ST unit.
     """
     n_warps = kernel.n_warps
     if n_warps == 0:
@@ -97,13 +100,21 @@ def schedule_kernel(
         np.ascontiguousarray(kernel.src, dtype=np.int16),
         np.ascontiguousarray(kernel.dst, dtype=np.int16),
     )
-    seg_len = np.bincount(gseg, minlength=int(wseg_ptr[-1])).astype(np.int64)
+    nseg = int(wseg_ptr[-1])
+    # issue cost of an instruction: 1/schedulers cycles, or one cycle per L1 access
+    cost = np.full(kernel.n_instructions, 1.0 / schedulers)
+    if requests is not None:
+        cost = np.maximum(cost, requests)
+    cum = np.cumsum(cost)
+    first = np.searchsorted(gseg, np.arange(nseg))
+    off = cum - cost - (cum[first] - cost[first])[gseg]
+    seg_cost = np.bincount(gseg, weights=cost, minlength=nseg)
     seg_start, end_time = _issue_times(
         order,
         warp_sm.astype(np.int64),
         warp_wave,
         wseg_ptr,
-        seg_len,
+        seg_cost,
         n_active,
         schedulers,
         float(min_round_cycles),
@@ -178,41 +189,58 @@ def _issue_times(
     warp_sm: np.ndarray,
     warp_wave: np.ndarray,
     wseg_ptr: np.ndarray,
-    seg_len: np.ndarray,
+    seg_cost: np.ndarray,
     n_active: int,
     schedulers: int,
     min_round: float,
 ) -> tuple[np.ndarray, float]:
-    """Start time of every segment: per SM, waves back to back; inside a wave, rounds in
-    which every resident warp (oldest first, warps dealt to schedulers round robin) issues
-    its next segment back to back; a round lasts at least ``min_round`` cycles."""
-    seg_start = np.zeros(seg_len.shape[0], np.float64)
+    """Start time of every segment with a greedy-then-oldest issue model per SM.
+
+    Per SM, waves run back to back. Inside a wave the SM repeatedly issues the next
+    segment of the oldest warp that is ready; issuing takes the sum over its
+    instructions of ``max(1 / schedulers, L1 accesses)`` cycles (instruction issue, or
+    the LD/ST unit's one L1 access per cycle), and the warp is ready again ``min_round`` cycles (a load latency) later."""
+    seg_start = np.zeros(seg_cost.shape[0], np.float64)
     clock = np.zeros(n_active, np.float64)
-    sched_t = np.zeros(schedulers, np.float64)
     nw = order.shape[0]
+    ready = np.zeros(nw, np.float64)
+    nxt = np.zeros(nw, np.int64)
     i = 0
     while i < nw:
         sm = warp_sm[order[i]]
         wave = warp_wave[order[i]]
         j = i
-        maxk = 0
         while j < nw and warp_sm[order[j]] == sm and warp_wave[order[j]] == wave:
-            w = order[j]
-            if wseg_ptr[w + 1] - wseg_ptr[w] > maxk:
-                maxk = wseg_ptr[w + 1] - wseg_ptr[w]
             j += 1
         t = clock[sm]
-        for k in range(maxk):
-            sched_t[:] = 0.0
-            for p in range(j - i):
-                w = order[i + p]
-                if k < wseg_ptr[w + 1] - wseg_ptr[w]:
-                    gs = wseg_ptr[w] + k
-                    q = p % schedulers
-                    seg_start[gs] = t + sched_t[q]
-                    sched_t[q] += seg_len[gs]
-            dur = sched_t.max()
-            t += dur if dur > min_round else min_round
-        clock[sm] = t
+        left = 0
+        for p in range(i, j):
+            w = order[p]
+            ready[p] = t
+            nxt[p] = wseg_ptr[w]
+            left += wseg_ptr[w + 1] - wseg_ptr[w]
+        end = t
+        while left > 0:
+            pick = -1
+            soonest = np.inf
+            for p in range(i, j):  # oldest ready warp; else the first to become ready
+                if nxt[p] < wseg_ptr[order[p] + 1]:
+                    if ready[p] <= t:
+                        pick = p
+                        break
+                    if ready[p] < soonest:
+                        soonest = ready[p]
+            if pick < 0:
+                t = soonest
+                continue
+            gs = nxt[pick]
+            seg_start[gs] = t
+            t += seg_cost[gs]
+            ready[pick] = t + min_round
+            if t > end:
+                end = t
+            nxt[pick] += 1
+            left -= 1
+        clock[sm] = end
         i = j
     return seg_start, clock.max()

@@ -1,0 +1,300 @@
+"""Cache simulator: coalescer rules, fast simulator vs a plain-Python LRU model,
+LRU properties, and agreement with Accel-Sim on the reference runs."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+from mdm.memory import cache_key, simulate_app, simulate_kernel
+from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.memory.schedule import schedule_kernel
+from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
+
+BASE = {
+    "name": "t",
+    "compute_capability": 61,
+    "core_clock_mhz": 1400,
+    "n_sm": 2,
+    "sm": {
+        "max_threads": 2048,
+        "max_warps": 64,
+        "max_blocks": 32,
+        "registers": 65536,
+        "shared_mem_bytes": 98304,
+        "schedulers": 4,
+    },
+    "l1": {"size_bytes": 4096, "ways": 4, "mshr_entries": 64, "hit_latency_cycles": 20},
+    "l2": {"size_bytes": 16384, "banks": 2, "ways": 4, "hit_latency_ns": 1e-6},
+    "noc": {"bandwidth_gbps": 1050},
+    "dram": {"bandwidth_gbps": 480, "channels": 2, "latency_ns": 1e-6},
+}
+
+
+def gpu(**l1: object) -> GPUConfig:
+    return GPUConfig.model_validate({**BASE, "l1": {**BASE["l1"], **l1}})
+
+
+def make_kernel(insts: list[tuple[int, list[int], int]], warps: int = 1) -> KernelTrace:
+    """``insts``: (iclass, lane addresses (all 32 lanes active if 32 given), width) per
+    instruction, replicated for ``warps`` warps of one block each (addresses offset by
+    nothing: warps share data)."""
+    pcs, ic, mask, width, ptr, addrs = [], [], [], [], [0], []
+    for _ in range(warps):
+        for k, (c, a, wd) in enumerate(insts):
+            pcs.append(16 * k)
+            ic.append(c)
+            mask.append((1 << len(a)) - 1)
+            width.append(wd)
+            addrs.extend(a)
+            ptr.append(len(addrs))
+    n = len(pcs)
+    return KernelTrace(
+        name="k",
+        kernel_id=1,
+        grid=(warps, 1, 1),
+        block=(32, 1, 1),
+        nregs=8,
+        shmem_bytes=0,
+        binary_version=61,
+        warp_ptr=np.arange(warps + 1, dtype=np.int64) * len(insts),
+        warp_block=np.arange(warps, dtype=np.int32),
+        warp_id=np.zeros(warps, np.int32),
+        pc=np.array(pcs, np.uint32),
+        opcode=np.zeros(n, np.uint16),
+        iclass=np.array(ic, np.uint8),
+        mask=np.array(mask, np.uint32),
+        dst=np.full((n, MAX_DST), -1, np.int16),
+        src=np.full((n, MAX_SRC), -1, np.int16),
+        mem_width=np.array(width, np.uint8),
+        line=np.full(n, -1, np.int32),
+        addr_ptr=np.array(ptr, np.int64),
+        addrs=np.array(addrs, np.uint64),
+        opcodes=("LDG",),
+    )
+
+
+LD, ST = int(InstrClass.LD_GLOBAL), int(InstrClass.ST_GLOBAL)
+
+
+# ---------------------------------------------------------------- coalescer
+def test_coalescer_golden_counts() -> None:
+    k = make_kernel(
+        [
+            (LD, [4096 + 4 * i for i in range(32)], 4),  # fully coalesced
+            (LD, [128 * i for i in range(32)], 4),  # stride 128 B
+            (LD, [8 * i for i in range(32)], 8),  # 256 B, two lines
+            (LD, [0] * 32, 4),  # broadcast
+        ]
+    )
+    r = coalesce(k, 128, 32, "warp")
+    assert list(r.n_requests) == [1, 32, 2, 1]
+    assert r.req_mask[0] == 0b1111 and r.req_full[0] == 0b1111
+    q = coalesce(k, 128, 32, "quarter_warp")
+    # per 8-thread group: 1 sector (32 B) each; 8 lines each; 2 sectors of one line; 1 sector
+    assert list(q.n_requests) == [4, 32, 4, 4]
+    sectors = [bin(int(m)).count("1") for m in q.req_mask]
+    assert sectors[:4] == [1] * 4 and sectors[4:36] == [1] * 32
+    assert sectors[36:40] == [2] * 4 and sectors[40:44] == [1] * 4
+
+
+def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
+    out = []
+    for i in global_memory_instructions(k):
+        a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
+        w = int(k.mem_width[i])
+        group = 8 if rule == "quarter_warp" else 32
+        reqs: list[tuple[int, int]] = []
+        for g in range(0, len(a), group):
+            lines: dict[int, int] = {}
+            for x in a[g : g + group]:
+                for byte in (x, x + w - 1):
+                    lines[byte // 128] = lines.get(byte // 128, 0) | 1 << (byte % 128 // 32)
+            reqs += sorted(lines.items())
+        out.append(reqs)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 4096), min_size=32, max_size=32),
+    st.sampled_from([4, 8, 16]),
+    st.sampled_from(["warp", "quarter_warp"]),
+)
+def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str) -> None:
+    k = make_kernel([(LD, [o * width for o in offsets], width)])
+    r = coalesce(k, 128, 32, rule)
+    got = [(int(line), int(m)) for line, m in zip(r.req_line, r.req_mask, strict=True)]
+    assert got == naive_coalesce(k, rule)[0]
+
+
+# --------------------------------------------------- fast vs plain-Python cache
+def naive_sim(k: KernelTrace, g: GPUConfig) -> dict[str, int]:
+    """Plain LRU hierarchy without time (latencies ~0): non-sectored write-through L1
+    per SM, banked write-back fetch-on-write L2, in the simulator's order."""
+    inst = global_memory_instructions(k)
+    r = coalesce(k, 128, 32, g.l1.coalescer, inst)
+    nreq = np.zeros(k.n_instructions)
+    nreq[inst] = r.n_requests
+    s = schedule_kernel(k, g.n_sm, 32, g.sm.schedulers, g.l2_hit_latency_cycles, nreq)
+    order = np.lexsort((s.inst_sm[inst], s.inst_time[inst]))
+    l1 = [[OrderedDict() for _ in range(g.l1.sets)] for _ in range(g.n_sm)]
+    l2 = [[OrderedDict() for _ in range(g.l2.sets_per_bank)] for _ in range(g.l2.banks)]
+    c = dict.fromkeys(["l1r", "l1h", "l1m", "l1w", "l2", "l2m", "dr", "dw"], 0)
+
+    def l2_access(line: int, write: bool, full: bool) -> None:
+        addr = line * 128
+        b = addr // 256 % g.l2.banks
+        local = addr // 256 // g.l2.banks * 256 + addr % 256
+        st_ = l2[b][local // 128 % g.l2.sets_per_bank]
+        c["l2"] += 1
+        if line in st_:
+            st_.move_to_end(line)
+            st_[line] = st_[line] or write
+            return
+        c["l2m"] += 1
+        if len(st_) == g.l2.ways:
+            _, dirty = st_.popitem(last=False)
+            c["dw"] += 128 * dirty
+        if not (write and full):
+            c["dr"] += 128
+        st_[line] = write
+
+    for j in order:
+        i = inst[j]
+        sm = s.inst_sm[i]
+        write = k.iclass[i] == ST
+        for q in range(r.req_ptr[j], r.req_ptr[j + 1]):
+            line = int(r.req_line[q])
+            st1 = l1[sm][line % g.l1.sets]
+            if write:
+                c["l1w"] += 1
+                if line in st1:
+                    st1.move_to_end(line)
+                l2_access(line, True, r.req_full[q] == 15)
+                continue
+            c["l1r"] += 1
+            if line in st1:
+                st1.move_to_end(line)
+                c["l1h"] += 1
+                continue
+            c["l1m"] += 1
+            if len(st1) == g.l1.ways:
+                st1.popitem(last=False)
+            st1[line] = True
+            l2_access(line, False, False)
+    return c
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
+    n_inst = data.draw(st.integers(1, 12))
+    insts = []
+    for _ in range(n_inst):
+        kind = data.draw(st.sampled_from([LD, LD, ST]))
+        base = data.draw(st.integers(0, 400)) * 32
+        stride = data.draw(st.sampled_from([4, 32, 128, 256, 1024]))
+        insts.append((kind, [base + stride * t for t in range(32)], 4))
+    k = make_kernel(insts, warps=data.draw(st.integers(1, 6)))
+    # one SM: request times then increase in processing order (see cachesim docstring)
+    g = gpu().with_updates({"n_sm": 1})
+    got = simulate_kernel(k, g, blocks_per_sm=32)
+    want = naive_sim(k, g)
+    assert (got.l1_read_accesses, got.l1_read_hits, got.l1_read_misses) == (
+        want["l1r"],
+        want["l1h"],
+        want["l1m"],
+    )
+    assert got.l1_read_pending_hits == 0
+    assert got.l1_write_accesses == want["l1w"]
+    assert (got.l2_accesses, got.l2_misses) == (want["l2"], want["l2m"])
+    assert (got.dram_read_bytes, got.dram_write_bytes) == (want["dr"], want["dw"])
+
+
+# ------------------------------------------------------------- properties
+def _read_stream_kernel(lines: list[int]) -> KernelTrace:
+    return make_kernel([(LD, [128 * x] * 32, 4) for x in lines])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 200), min_size=1, max_size=120), st.integers(1, 4))
+def test_more_ways_never_fewer_hits(lines: list[int], ways: int) -> None:
+    k = _read_stream_kernel(lines)
+    sets = 8
+    a = simulate_kernel(k, gpu(size_bytes=sets * ways * 128, ways=ways), blocks_per_sm=1)
+    b = simulate_kernel(k, gpu(size_bytes=sets * (ways + 1) * 128, ways=ways + 1), blocks_per_sm=1)
+    assert b.l1_read_hits >= a.l1_read_hits
+    assert a.l1_read_accesses == b.l1_read_accesses == len(lines)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 31), min_size=1, max_size=200))
+def test_stream_that_fits_has_only_compulsory_misses(lines: list[int]) -> None:
+    k = _read_stream_kernel(lines)  # 32 lines = the whole 4 KB L1, linear index
+    s = simulate_kernel(k, gpu(), blocks_per_sm=1)
+    assert s.l1_read_misses == len(set(lines))
+    assert s.l1_read_hits == len(lines) - len(set(lines))
+
+
+def test_pending_hits_merge_in_flight_misses() -> None:
+    g = gpu().with_updates({"l2.hit_latency_ns": 100.0, "l1.mshr_max_merge": 2})
+    # four loads of one line back to back: 1 miss, 2 merges, then a hit (merge slots full)
+    s = simulate_kernel(_read_stream_kernel([5, 5, 5, 5]), g, blocks_per_sm=1)
+    assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 2, 1)
+
+
+def test_l2_persists_across_kernels_and_l1_is_flushed() -> None:
+    k = _read_stream_kernel([1, 2, 3])
+    r = simulate_app(AppTrace([k, k]), gpu())
+    assert r.kernels[1].l1_read_misses == 3 and r.kernels[1].l2_misses == 0
+    assert r.total().l1_read_accesses == 6
+
+
+def test_per_pc_and_tracked_warps_add_up() -> None:
+    k = make_kernel([(LD, [128 * i for i in range(32)], 4), (ST, [4 * i for i in range(32)], 4)], 3)
+    s = simulate_app(AppTrace([k]), gpu(), track_warps={0: [1]}).kernels[0]
+    assert s.per_pc.l1_accesses.sum() == s.l1_read_accesses + s.l1_write_accesses
+    assert s.per_pc.executions[s.per_pc.index(0)] == 3
+    w = s.warps[1]
+    assert list(w.requests) == [32, 1]
+
+
+def test_cache_key_ignores_bandwidth_and_unsupported_configs_raise() -> None:
+    g = gpu()
+    assert cache_key(g) == cache_key(g.with_updates({"dram.bandwidth_gbps": 900.0}))
+    assert cache_key(g) != cache_key(g.with_updates({"l1.mshr_entries": 32}))
+    with pytest.raises(ConfigError, match="streaming"):
+        simulate_kernel(_read_stream_kernel([1]), g.with_updates({"l1.allocate_on": "fill"}))
+
+
+# ------------------------------------------------------------- vs Accel-Sim
+# Workloads whose mechanism the model captures exactly on mdm_pascal (coalescing,
+# compulsory misses, L2 reuse across kernels): L1 accesses must match exactly, and
+# L1 miss rate, L2 miss rate and DRAM reads within 5 % (relative) / 0.02 (absolute).
+EXACT = ["vecadd", "bw_dram", "bw_l2", "pchase", "stencil2d", "kmeans"]
+
+
+@pytest.mark.parametrize("workload", EXACT)
+def test_against_accelsim_mdm_pascal(reference_dir: Path, workload: str) -> None:
+    pd = pytest.importorskip("pandas")
+    from mdm.config.load import load_gpu
+    from mdm.traces.accelsim import read_app
+
+    res = pd.read_csv(reference_dir / "results.csv")
+    row = res[(res.workload == workload) & (res.arch == "mdm_pascal")]
+    row = row[row.sweep_param == "baseline"].iloc[0]
+    g = load_gpu("mdm_pascal")
+    tot = simulate_app(read_app(reference_dir / "traces" / row.isa / workload), g).total()
+    assert tot.l1_read_accesses == row.l1d_rd_accesses
+    ref_l1 = row.l1d_rd_misses / row.l1d_rd_accesses
+    assert tot.l1_miss_rate == pytest.approx(ref_l1, rel=0.05, abs=0.02)
+    assert tot.l2_miss_rate == pytest.approx(row.l2_misses / row.l2_accesses, rel=0.05, abs=0.02)
+    assert tot.dram_read_bytes / g.dram.atom_bytes == pytest.approx(row.dram_reads, rel=0.05)
