@@ -189,3 +189,15 @@ def test_reference_trace_end_to_end(reference_dir) -> None:  # noqa: ANN001
     inp = pred.inputs[0]
     k = p.kernels[0].kernel
     assert inp.profile.total_insts == k.warp_lengths[p.kernels[0].rep_warp]
+
+
+def test_occupancy_is_actual_for_small_grids() -> None:
+    """Fewer blocks than slots: W counts resident warps, not the resource limit."""
+    from mdm.pipeline import kernel_input
+
+    g = gpu()  # 4 SMs, 64 warps: 16 blocks of 4 warps fit per SM
+    for n_blocks, bps, sms in [(2, 1, 2), (6, 2, 4), (64, 16, 4), (1000, 16, 4)]:
+        app = _app(n_blocks)
+        pk = prepare(AppTrace([app.kernels[0]])).kernels[0]
+        inp = kernel_input(pk, g, hand_cache(pk.kernel.n_warps).kernels[0])
+        assert (inp.blocks_per_sm, inp.active_sms, inp.warps_per_sm) == (bps, sms, 4 * bps)

@@ -21,6 +21,8 @@ Choices:
   uncoalesced ones. Instructions without addresses count as coalesced.
 * Global loads are ``LD_GLOBAL`` and local/atomic accesses with a destination
   register; global stores are ``ST_GLOBAL`` and local/atomic accesses without one.
+* Occupancy: W and blocks per SM are those actually resident in the first wave
+  (fewer than the resource limit when the kernel has fewer blocks than slots).
 * Kernels with no instructions are left out of the prediction (zero cycles).
 * Application totals (paper 001 Section III-C): cycles add up over kernels, IPC is
   total warp instructions / total cycles, the CPI stack and ``md_fraction`` are
@@ -216,12 +218,27 @@ class AppPrediction:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _occupancy(gpu: GPUConfig, k: KernelTrace) -> tuple[int, int, int]:
-    """(warps_per_sm W, blocks_per_sm, active_sms) of ``k`` on ``gpu`` (model-notes section 5)."""
+def _occupancy(gpu: GPUConfig, k: KernelTrace, nregs_policy: str = "clamp") -> tuple[int, int, int]:
+    """(W, blocks_per_sm, active_sms) of ``k`` on ``gpu`` (model-notes section 5).
+
+    ``blocks_per_sm`` is the *actual* number of concurrent blocks of the first wave:
+    the resource limit of :func:`mdm.profile.occupancy.occupancy`, or fewer when the
+    kernel has fewer blocks than block slots (``ceil(n_blocks / active_sms)``; a
+    1-block kernel runs 1 block, not 32). ``W = blocks_per_sm * warps_per_block``.
+    """
     from mdm.profile.occupancy import occupancy
 
-    occ = occupancy(gpu, k.threads_per_block, k.nregs, k.shmem_bytes, k.n_blocks)
-    return int(occ.warps_per_sm), int(occ.blocks_per_sm), int(occ.active_sms)
+    occ = occupancy(
+        gpu,
+        k.threads_per_block,
+        k.nregs,
+        k.shmem_bytes,
+        k.n_blocks,
+        nregs_policy=nregs_policy,  # type: ignore[arg-type]
+    )
+    sms = int(occ.active_sms)
+    bps = min(int(occ.blocks_per_sm), -(-k.n_blocks // sms))
+    return bps * int(occ.warps_per_block), bps, sms
 
 
 def kernel_input(
@@ -229,6 +246,7 @@ def kernel_input(
     gpu: GPUConfig,
     stats: KernelCacheStats,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+    nregs_policy: str = "clamp",
 ) -> KernelInput:
     """The :class:`KernelInput` of one prepared kernel on ``gpu`` with its cache statistics."""
     k = pk.kernel
@@ -236,7 +254,7 @@ def kernel_input(
     prof = interval_profile(
         k, pk.rep_warp, lat, stats=stats.per_pc, merge_threshold=merge_threshold
     )
-    w, bps, sms = _occupancy(gpu, k)
+    w, bps, sms = _occupancy(gpu, k, nregs_policy)
     return KernelInput(
         name=k.name,
         gpu=gpu,
@@ -268,11 +286,15 @@ def predict_app(
     cache: CacheSimResult | None = None,
     *,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+    nregs_policy: str = "clamp",
 ) -> AppPrediction:
     """Predict every kernel of ``app`` on ``gpu`` with each model in ``models``.
 
     ``cache`` is the application's cache simulation on ``gpu`` (or an equivalent
     configuration, same :func:`mdm.memory.cache_key`); it is run when not given.
+    ``nregs_policy`` is passed to :func:`mdm.profile.occupancy.occupancy`: the default
+    ``"clamp"`` treats impossible register counts of real traces (the corpus trace
+    declares 21955 per thread) as the architectural maximum of 255.
     """
     prepared = app if isinstance(app, PreparedApp) else prepare(app)
     if not models:
@@ -284,7 +306,7 @@ def predict_app(
         cache = simulate_app(prepared.app, gpu)
     n_k = len(prepared.kernels)
     inputs = [
-        kernel_input(pk, gpu, _stats_for(cache, pk, n_k), merge_threshold)
+        kernel_input(pk, gpu, _stats_for(cache, pk, n_k), merge_threshold, nregs_policy)
         for pk in prepared.kernels
         if pk.total_warp_insts > 0
     ]
