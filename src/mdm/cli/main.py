@@ -22,6 +22,9 @@ def _register() -> None:
     from mdm.cli import trace as _trace
 
     app.add_typer(_trace.app, name="trace")
+    from mdm.cli import cachesim as _cachesim
+
+    app.command("cachesim")(_cachesim.cachesim)
     from mdm.cli import demo as _demo
     from mdm.cli import study as _study
     from mdm.cli import sweep as _sweep
