@@ -1,0 +1,412 @@
+"""Built-in synthetic workloads: determinism, structure, lane masks, reference parity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mdm.errors import MdmError
+from mdm.traces.accelsim import read_app, write_app
+from mdm.traces.model import (
+    MEMORY_CLASSES,
+    WARP_SIZE,
+    AppTrace,
+    InstrClass,
+    KernelTrace,
+    Memcpy,
+)
+from mdm.traces.opcodes import classify
+from mdm.traces.workloads import WORKLOADS, generate, md_class_of
+from mdm.traces.workloads.irregular import random_csr
+
+#: Small instances of every workload (fast to generate and to write/read).
+SMALL: dict[str, dict[str, int | float]] = {
+    "vecadd": {"ctas": 3, "threads": 96, "iters": 2, "tail": 37},
+    "stride": {"ctas": 3, "threads": 64, "n": 2, "gs": 32},
+    "spmv_csr": {"ctas": 2, "threads": 128, "band": 16, "tail": 5},
+    "bfs": {"ctas": 2, "threads": 128, "tail": 9},
+    "kmeans": {"ctas": 2, "threads": 64, "nf": 4, "k": 2, "tail": 3},
+    "stencil2d": {"W": 40, "H": 12, "sweeps": 2},
+    "gemm_tiled": {"M": 32, "N": 16, "K": 32},
+    "gather": {"ctas": 2, "threads": 64, "iters": 2, "xsize": 1000, "tail": 10},
+}
+RANDOM = ("spmv_csr", "bfs", "gather")
+SM61 = Path("../shared/reference/traces/sm61")
+
+
+def _kernels(name: str, seed: int = 0, **over: int | float) -> list[KernelTrace]:
+    return generate(name, seed, **{**SMALL[name], **over}).kernels
+
+
+def _lines(addrs: np.ndarray) -> int:
+    return int(np.unique(addrs // 128).size)
+
+
+def _of_pc(kt: KernelTrace, pc: int) -> np.ndarray:
+    return np.flatnonzero(kt.pc == pc)
+
+
+# ------------------------------------------------------------------ registry / API
+def test_registry_lists_every_workload_with_class_and_defaults() -> None:
+    assert set(WORKLOADS) == set(SMALL)
+    for name, spec in WORKLOADS.items():
+        assert spec.name == name and spec.description
+        assert spec.md_class in ("MD", "NMD")
+        assert set(SMALL[name]) <= set(spec.params)
+        assert all(isinstance(v, int | float) for v in spec.params.values())
+    assert md_class_of("stride", gs=1) == "NMD" and md_class_of("stride", gs=32) == "MD"
+    assert WORKLOADS["vecadd"].md_class == "NMD" and WORKLOADS["gather"].md_class == "MD"
+
+
+def test_unknown_workload_and_parameter_are_clear_errors() -> None:
+    with pytest.raises(MdmError, match="expected one of: .*vecadd"):
+        generate("nope")
+    with pytest.raises(MdmError, match="no parameter 'bogus'.*ctas="):
+        generate("vecadd", bogus=1)
+    with pytest.raises(ValueError, match="ctas=0"):
+        generate("vecadd", ctas=0)
+    with pytest.raises(MdmError, match="multiple of the tile"):
+        generate("gemm_tiled", M=24)
+    with pytest.raises(MdmError, match="integer"):
+        generate("stride", n=2.5)
+
+
+def test_build_callable_matches_generate() -> None:
+    spec = WORKLOADS["stride"]
+    a = spec.build(0, **{**spec.params, **SMALL["stride"]}).kernels[0]
+    assert a.equals(_kernels("stride")[0])
+
+
+# ------------------------------------------------------------------ determinism
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_deterministic_for_a_seed(name: str) -> None:
+    a, b = generate(name, 7, **SMALL[name]), generate(name, 7, **SMALL[name])
+    assert len(a.commands) == len(b.commands)
+    for x, y in zip(a.commands, b.commands, strict=True):
+        assert x.equals(y) if isinstance(x, KernelTrace) else x == y
+
+
+@pytest.mark.parametrize("name", RANDOM)
+def test_different_seeds_differ(name: str) -> None:
+    a, b = _kernels(name, 1)[0], _kernels(name, 2)[0]
+    assert not a.equals(b)
+
+
+# ------------------------------------------------------------------ structure
+def _check_structure(app: AppTrace) -> None:
+    assert app.kernels and app.memcpys
+    for kt in app.kernels:
+        kt.validate()
+        assert kt.binary_version == 61
+        assert kt.n_warps == kt.n_blocks * kt.warps_per_block
+        w = np.arange(kt.n_warps)
+        assert np.array_equal(kt.warp_block, w // kt.warps_per_block)
+        assert np.array_equal(kt.warp_id, w % kt.warps_per_block)
+        assert np.all(kt.warp_lengths > 0) and np.all(kt.mask != 0)
+        # iclass is exactly what the opcode table says for these opcode strings
+        assert np.array_equal(kt.iclass, classify(kt.opcodes, 61)[kt.opcode])
+        # one address per active lane for memory instructions, none otherwise
+        is_mem = np.isin(kt.iclass, [int(c) for c in MEMORY_CLASSES])
+        n_addr = np.diff(kt.addr_ptr)
+        assert np.array_equal(n_addr, np.where(is_mem, kt.active_lanes, 0))
+        assert np.all((kt.mem_width > 0) == is_mem)
+        assert set(np.unique(kt.mem_width[is_mem]).tolist()) <= {1, 4, 8, 16}
+        # registers used fit the kernel's register count
+        assert int(max(kt.dst.max(), kt.src.max())) < kt.nregs
+        # last instruction of every warp is an EXIT of its remaining lanes
+        last = kt.warp_ptr[1:] - 1
+        assert {kt.opcodes[i] for i in kt.opcode[last]} == {"EXIT"}
+        # every global access falls in a 0x7f4... array; shared ones in the block window
+        cls = np.repeat(kt.iclass, n_addr)
+        glob = kt.addrs[np.isin(cls, [InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL])]
+        assert glob.size == 0 or int(glob.min()) >= 0x7F4000000000
+        shared = kt.addrs[np.isin(cls, [InstrClass.LD_SHARED, InstrClass.ST_SHARED])]
+        assert shared.size == 0 or int(shared.max()) < kt.shmem_bytes
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_structure_and_opcode_classes(name: str) -> None:
+    _check_structure(generate(name, 3, **SMALL[name]))
+
+
+def _lane_exec_counts(kt: KernelTrace, idx: np.ndarray) -> np.ndarray:
+    """How many of the instructions ``idx`` each (warp, lane) executed: int[warps, 32]."""
+    bits = (kt.mask[idx, None] >> np.arange(WARP_SIZE, dtype=np.uint32)) & 1
+    out = np.zeros((kt.n_warps, WARP_SIZE), dtype=np.int64)
+    np.add.at(out, kt.inst_warp[idx], bits.astype(np.int64))
+    return out
+
+
+def test_loads_feed_their_consumers() -> None:
+    """Register dependencies: every load's destination is read later in its warp."""
+    for name in SMALL:
+        for kt in _kernels(name):
+            for w in range(min(kt.n_warps, 4)):
+                lo, hi = kt.warp_ptr[w], kt.warp_ptr[w + 1]
+                for i in range(lo, hi):
+                    if kt.iclass[i] in (InstrClass.LD_GLOBAL, InstrClass.LD_SHARED):
+                        later = kt.src[i + 1 : hi]
+                        assert np.any(later == kt.dst[i, 0]), (name, hex(int(kt.pc[i])))
+
+
+# ------------------------------------------------------------------ per-kernel formulas
+@given(
+    ctas=st.integers(1, 4),
+    threads=st.integers(1, 160),
+    n=st.integers(1, 5),
+    gs=st.sampled_from([1, 2, 3, 32]),
+)
+@settings(max_examples=25, deadline=None)
+def test_stride_counts_and_lines(ctas: int, threads: int, n: int, gs: int) -> None:
+    kt = generate("stride", ctas=ctas, threads=threads, n=n, gs=gs).kernels[0]
+    wpb = -(-threads // WARP_SIZE)
+    assert kt.n_warps == ctas * wpb and kt.shmem_bytes == threads * n * 4
+    assert np.all(kt.warp_lengths == 11 + 12 * n)  # prologue + n iterations
+    loads = np.flatnonzero(kt.iclass == InstrClass.LD_GLOBAL)
+    assert loads.size == kt.n_warps * n
+    # the last warp of a block holds only the existing threads
+    tail = threads - (wpb - 1) * WARP_SIZE
+    assert np.all(kt.mask[kt.warp_ptr[:-1][wpb - 1 :: wpb]] == np.uint32((1 << tail) - 1))
+    for j in loads[:: max(1, loads.size // 16)]:
+        a = kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]
+        assert np.all(np.diff(a.astype(np.int64)) == 4 * gs)  # Listing 1: input[GS*ix + i]
+        if gs == 32:
+            assert _lines(a) == a.size  # every lane its own 128 B line
+
+
+def test_stride_gs1_one_line_gs32_32_lines() -> None:
+    for gs, expect in ((1, 1), (32, 32)):
+        kt = generate("stride", ctas=2, threads=64, n=1, gs=gs).kernels[0]
+        for j in np.flatnonzero(kt.iclass == InstrClass.LD_GLOBAL):
+            assert _lines(kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]) == expect
+
+
+def _grid_stride_trips(ctas: int, threads: int, n: int) -> np.ndarray:
+    ix = np.arange(ctas * threads)
+    total = ctas * threads
+    return np.where(ix < n, (n - ix + total - 1) // total, 0)
+
+
+@given(
+    ctas=st.integers(1, 3),
+    threads=st.sampled_from([32, 48, 64, 96]),
+    iters=st.integers(1, 3),
+    tail=st.integers(0, 150),
+)
+@settings(max_examples=25, deadline=None)
+def test_vecadd_and_gather_thread_counts_and_bounds(
+    ctas: int, threads: int, iters: int, tail: int
+) -> None:
+    n = ctas * threads * iters - tail
+    if n < 1:
+        return
+    trips = _grid_stride_trips(ctas, threads, n)
+    # per thread: prologue (10) + 15 per trip incl. BRA/EXIT; out-of-range: 7 + EXIT
+    per_thread = {"vecadd": (10, 15), "gather": (10, 16)}
+    for name, (pro, body) in per_thread.items():
+        kt = generate(name, ctas=ctas, threads=threads, iters=iters, tail=tail).kernels[0]
+        expect = np.where(trips > 0, pro + body * trips, 8).sum()
+        assert kt.thread_instructions == expect
+        ld = np.flatnonzero(kt.iclass == InstrClass.LD_GLOBAL)
+        first = kt.addrs[kt.addr_ptr[ld[0]] : kt.addr_ptr[ld[0] + 1]]
+        base = int(first[0])
+        # lanes beyond n never load: the streaming load addresses are exactly a[0..n)
+        stream = ld[::2]
+        got = np.concatenate([kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]] for j in stream])
+        assert np.array_equal(np.sort(got), base + 4 * np.arange(n, dtype=np.uint64))
+
+
+def test_gather_indices_are_random_within_x() -> None:
+    kt = generate("gather", 5, ctas=4, threads=128, iters=1, tail=0, xsize=4096).kernels[0]
+    g = _of_pc(kt, 0x130)
+    x = np.concatenate([kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]] for j in g])
+    off = (x - x.min()) // 4
+    assert off.max() < 4096 and np.unique(off).size > 0.8 * 4096 * (1 - np.exp(-0.125))
+    lines = [_lines(kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]) for j in g]
+    assert np.mean(lines) > 20  # memory-divergent gather
+
+
+def test_spmv_lane_masks_follow_row_nnz() -> None:
+    p = SMALL["spmv_csr"]
+    kt = _kernels("spmv_csr", 11)[0]
+    rows = int(p["ctas"] * p["threads"] - p["tail"])
+    spec = WORKLOADS["spmv_csr"].params
+    row_ptr, col = random_csr(
+        np.random.default_rng(11), rows, spec["mean_extra"], spec["band_frac"], int(p["band"])
+    )
+    nnz = np.diff(row_ptr)
+    gathers = _of_pc(kt, 0x1C0)
+    per_lane = _lane_exec_counts(kt, gathers).ravel()
+    assert np.array_equal(per_lane[:rows], nnz) and not per_lane[rows:].any()
+    assert len(set(nnz.tolist())) > 1 and any(kt.mask[gathers] != 0xFFFFFFFF)
+    # the gathered x addresses are x[col[j]], in row order per lane
+    x_base = int(kt.addrs[kt.addr_ptr[gathers[0]]]) - 4 * int(col[0])
+    got = np.zeros(rows, dtype=np.int64)
+    for j in gathers:
+        lanes = np.flatnonzero((int(kt.mask[j]) >> np.arange(32)) & 1)
+        r = kt.inst_warp[j] * 32 + lanes
+        a = kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]].astype(np.int64)
+        assert np.array_equal(a, x_base + 4 * col[row_ptr[r] + got[r]])
+        got[r] += 1
+    # SYNC masks are the lanes that leave the loop: each row exits exactly once
+    assert np.array_equal(_lane_exec_counts(kt, _of_pc(kt, 0x250)).ravel()[:rows], np.ones(rows))
+
+
+def test_bfs_stores_only_for_unvisited_neighbours_of_frontier() -> None:
+    kt = _kernels("bfs", 4)[0]
+    per_lane_nb = _lane_exec_counts(kt, _of_pc(kt, 0x1E0))
+    per_lane_store = _lane_exec_counts(kt, _of_pc(kt, 0x270))
+    frontier = _lane_exec_counts(kt, _of_pc(kt, 0xB0))
+    assert np.all(per_lane_store <= per_lane_nb)
+    assert np.all((per_lane_nb > 0) == (frontier > 0))
+    assert per_lane_store.sum() > 0 and per_lane_store.sum() < per_lane_nb.sum()
+    assert len(np.unique(per_lane_nb[frontier > 0])) > 1  # lane-divergent degrees
+    for j in _of_pc(kt, 0x270):  # store mask is a subset of the iteration's mask
+        k = j - 1
+        while kt.pc[k] != 0x220:
+            k -= 1
+        assert kt.mask[j] & ~kt.mask[k] == 0
+
+
+@pytest.mark.parametrize("nf", [1, 2, 4, 8, 16, 32])
+def test_kmeans_point_major_lines(nf: int) -> None:
+    kt = generate("kmeans", ctas=1, threads=64, nf=nf, k=2).kernels[0]
+    loads = np.flatnonzero(kt.iclass == InstrClass.LD_GLOBAL)
+    assert loads.size == kt.n_warps * nf
+    assert np.all(kt.warp_lengths == 22 + nf + 2 * (2 * nf + 3))
+    for j in loads:
+        a = kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]
+        assert np.all(np.diff(a.astype(np.int64)) == 4 * nf)
+        assert _lines(a) == nf  # 32 lanes x nf*4 B apart
+
+
+def test_stencil_writes_each_interior_point_once() -> None:
+    w, h = 40, 12
+    app = generate("stencil2d", W=w, H=h, sweeps=3)
+    assert [k.kernel_id for k in app.kernels] == [1, 2, 3]
+    stores = []
+    for kt in app.kernels:
+        st_ = np.flatnonzero(kt.iclass == InstrClass.ST_GLOBAL)
+        a = np.concatenate([kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]] for j in st_])
+        stores.append(a)
+        idx = (a - a.min()) // 4 + w + 1
+        assert a.size == (w - 2) * (h - 2) == np.unique(idx).size
+        ys, xs = np.divmod(idx, w)
+        assert xs.min() == 1 and xs.max() == w - 2 and ys.min() == 1 and ys.max() == h - 2
+    assert stores[0].min() != stores[1].min() and stores[0].min() == stores[2].min()
+
+
+def test_gemm_barriers_and_shared_tiles() -> None:
+    m, n, k = 32, 48, 48
+    kt = generate("gemm_tiled", M=m, N=n, K=k).kernels[0]
+    assert kt.grid == (n // 16, m // 16, 1) and kt.block == (16, 16, 1)
+    per_warp = lambda cls: np.bincount(kt.inst_warp[kt.iclass == cls], minlength=kt.n_warps)  # noqa: E731
+    tiles = k // 16
+    assert np.all(per_warp(InstrClass.BARRIER) == 2 * tiles)
+    assert np.all(per_warp(InstrClass.ST_SHARED) == 2 * tiles)
+    assert np.all(per_warp(InstrClass.LD_SHARED) == 20 * tiles)
+    assert np.all(per_warp(InstrClass.LD_GLOBAL) == 2 * tiles)
+    ffma = np.array([op == "FFMA" for op in kt.opcodes])[kt.opcode]
+    assert np.all(np.bincount(kt.inst_warp[ffma], minlength=kt.n_warps) == 16 * tiles)
+    wide = kt.mem_width[kt.iclass == InstrClass.LD_SHARED]
+    assert set(np.unique(wide).tolist()) == {4, 16}
+
+
+# ------------------------------------------------------------------ hypothesis
+@given(
+    name=st.sampled_from(sorted(SMALL)),
+    seed=st.integers(0, 2**31),
+    shrink=st.integers(1, 3),
+)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_small_random_instances_are_well_formed(name: str, seed: int, shrink: int) -> None:
+    p = dict(SMALL[name])
+    for key in ("ctas", "sweeps"):
+        if key in p:
+            p[key] = max(1, int(p[key]) - shrink + 1)
+    if "threads" in p:
+        p["threads"] = max(1, int(p["threads"]) // shrink)
+    if "tail" in p:
+        p["tail"] = min(int(p["tail"]), int(p.get("threads", 1)) - 1)
+    _check_structure(generate(name, seed, **p))
+
+
+# ------------------------------------------------------------------ Accel-Sim round trip
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_accelsim_round_trip(name: str, tmp_path: Path) -> None:
+    app = generate(name, 2, **SMALL[name])
+    back = read_app(write_app(app, tmp_path / name, compress="gz" if name == "bfs" else None))
+    assert len(back.commands) == len(app.commands)
+    for x, y in zip(app.commands, back.commands, strict=True):
+        if isinstance(x, Memcpy):
+            assert x == y
+        else:
+            assert isinstance(y, KernelTrace) and x.equals(y)
+
+
+# ------------------------------------------------------------------ reference traces
+#: reference workload folder -> (our workload, fixed parameters not in summary.json)
+REFERENCE = {
+    "stride1": ("stride", {"gs": 1}),
+    "stride32": ("stride", {"gs": 32}),
+    "vecadd": ("vecadd", {}),
+    "gather": ("gather", {}),
+    "kmeans": ("kmeans", {}),
+    "stencil2d": ("stencil2d", {}),
+    "gemm_tiled": ("gemm_tiled", {}),
+}
+IDENTICAL = ("stride1", "stride32", "vecadd", "kmeans", "stencil2d", "gemm_tiled")
+
+
+def _reference_params(summary: dict, name: str, fixed: dict) -> dict:
+    params = {
+        ("n" if k == "N" and name == "stride" else k): v for k, v in summary["params"].items()
+    }
+    return {**params, **fixed}
+
+
+def _summary(reference_dir: Path, ref: str) -> dict:
+    return json.loads((reference_dir / "traces" / "sm61" / ref / "summary.json").read_text())
+
+
+@pytest.mark.parametrize("ref", sorted(REFERENCE))
+def test_reference_summary_counts(reference_dir: Path, ref: str) -> None:
+    name, fixed = REFERENCE[ref]
+    summary = _summary(reference_dir, ref)
+    assert WORKLOADS[name].md_class == summary["class"] or name == "stride"
+    assert md_class_of(name, **fixed) == summary["class"]
+    app = generate(name, **_reference_params(summary, name, fixed))
+    assert len(app.kernels) == len(summary["kernels"])
+    for kt, ks in zip(app.kernels, summary["kernels"], strict=True):
+        assert kt.name == ks["name"] and kt.kernel_id == ks["id"]
+        assert list(kt.grid) == ks["grid"] and list(kt.block) == ks["block"]
+        assert kt.nregs == ks["nregs"] and kt.shmem_bytes == ks["shmem"]
+        assert kt.n_instructions == ks["warp_insts"]
+        assert kt.thread_instructions == ks["thread_insts"]
+        glob = np.isin(kt.iclass, [InstrClass.LD_GLOBAL, InstrClass.ST_GLOBAL])
+        assert int(glob.sum()) == ks["global_mem_insts"]
+    assert sum(k.n_instructions for k in app.kernels) == summary["warp_insts"]
+
+
+def test_spmv_reference_scale(reference_dir: Path) -> None:
+    """Random matrix: same geometry, warp instruction count within 2% of the reference."""
+    summary = _summary(reference_dir, "spmv_csr")
+    kt = generate("spmv_csr", **summary["params"]).kernels[0]
+    ks = summary["kernels"][0]
+    assert list(kt.grid) == ks["grid"] and list(kt.block) == ks["block"]
+    assert kt.nregs == ks["nregs"] and kt.name == ks["name"]
+    assert abs(kt.n_instructions / ks["warp_insts"] - 1) < 0.02
+
+
+@pytest.mark.parametrize("ref", IDENTICAL)
+def test_deterministic_workloads_equal_reference_traces(reference_dir: Path, ref: str) -> None:
+    name, fixed = REFERENCE[ref]
+    folder = reference_dir / "traces" / "sm61" / ref
+    app = generate(name, **_reference_params(_summary(reference_dir, ref), name, fixed))
+    for ours, theirs in zip(app.kernels, read_app(folder).kernels, strict=True):
+        assert ours.equals(theirs)
