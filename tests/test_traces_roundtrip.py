@@ -299,3 +299,16 @@ def test_corruption_rejected_or_equal(
         lines[i] = " ".join(tok) + "\n"
         bad = "".join(lines)
     _check_rejected_or_equal(tmp, kt, bad, compress)
+
+
+def test_builtin_workloads_round_trip(tmp_path: Path) -> None:
+    """Every built-in workload (small sizes) survives Accel-Sim text and the store."""
+    from mdm.traces.workloads import WORKLOADS, generate
+
+    small = {"ctas": 3, "M": 32, "N": 64, "K": 16, "W": 64, "H": 32}
+    for name, w in WORKLOADS.items():
+        params = {k: v for k, v in small.items() if k in w.params}
+        app = generate(name, seed=1, **params)
+        write_app(app, tmp_path / name, compress="gz")
+        assert _same_app(app, read_app(tmp_path / name)), name
+        assert _same_app(app, load_store(save_store(app, tmp_path / f"{name}.mdmtrace"))), name
