@@ -305,7 +305,7 @@ def test_builtin_workloads_round_trip(tmp_path: Path) -> None:
     """Every built-in workload (small sizes) survives Accel-Sim text and the store."""
     from mdm.traces.workloads import WORKLOADS, generate
 
-    small = {"ctas": 3, "M": 32, "N": 64, "K": 16, "W": 64, "H": 32}
+    small = {"ctas": 4, "M": 32, "N": 64, "K": 16, "W": 64, "H": 32}
     for name, w in WORKLOADS.items():
         params = {k: v for k, v in small.items() if k in w.params}
         app = generate(name, seed=1, **params)
