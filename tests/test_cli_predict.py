@@ -47,7 +47,7 @@ def test_json_end_to_end() -> None:
 
     r = runner.invoke(app, ["predict", "builtin:stride?gs=32", "--gpu", "mdm_pascal", "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert set(d["models"]) == set(MODELS)
     for m in d["models"].values():
         assert m["cycles"] > 0 and m["ipc"] > 0
@@ -76,7 +76,7 @@ def test_json_on_reference_trace(reference_dir) -> None:  # noqa: ANN001
         ],
     )
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output[r.output.index("{") :])
+    d = json.loads(r.stdout)
     assert set(d["models"]) == {"mdm", "gpumech"}
     for m in d["models"].values():
         assert m["cycles"] > 0 and m["ipc"] == pytest.approx(m["warp_insts"] / m["cycles"])
