@@ -429,3 +429,23 @@ def test_corrupt_xz_is_rejected(tmp_path: Path) -> None:
     p.write_bytes(data[: len(data) // 2])
     with pytest.raises(TraceFormatError, match="kernel-7.traceg.xz"):
         read_kernel(p)
+
+
+def test_registry_custom_backend_and_engine(tmp_path: Path, pytorch_pow_dir: Path) -> None:
+    from mdm.traces import BACKENDS, AppTrace, TraceBackend, register_backend
+
+    marker = tmp_path / "x.fake"
+    marker.write_text("")
+    fake = AppTrace(commands=[], name="fake")
+    register_backend(TraceBackend("fake", lambda p: p.suffix == ".fake", lambda p, **kw: fake))
+    try:
+        assert open_trace(marker) is fake
+        assert open_trace(pytorch_pow_dir, engine="accelsim").kernels[0].n_warps == 220
+        with pytest.raises(TraceFormatError, match="unknown trace engine"):
+            open_trace(marker, engine="nope")
+        other = tmp_path / "x.other"
+        other.write_text("")
+        with pytest.raises(TraceFormatError, match="expected an Accel-Sim trace"):
+            open_trace(other)
+    finally:
+        BACKENDS.pop("fake")

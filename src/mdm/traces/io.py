@@ -3,13 +3,15 @@
 A backend is a :class:`TraceBackend` with ``guess_can_open(path)`` and
 ``open(path, **kwargs) -> AppTrace``; :func:`open_trace` asks the registered backends
 in order and uses the first that accepts the path. Other modules add their own with
-:func:`register_backend`.
+:func:`register_backend`; installed packages can also declare a ``TraceBackend``
+object in the entry-point group ``mdm.trace_backends`` (loaded on first use).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ class TraceBackend:
 
 
 BACKENDS: dict[str, TraceBackend] = {}
+ENTRY_POINT_GROUP = "mdm.trace_backends"
+_entry_points_loaded = False
 
 
 def register_backend(backend: TraceBackend, *, first: bool = False) -> None:
@@ -64,11 +68,25 @@ register_backend(TraceBackend("accelsim-kernel", _accelsim_kernel, _open_kernel)
 register_backend(TraceBackend("store", store.is_store, _open_store))
 
 
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        backend = ep.load()
+        if not isinstance(backend, TraceBackend):
+            raise TypeError(f"entry point {ep.name!r} of {ENTRY_POINT_GROUP} is not a TraceBackend")
+        if backend.name not in BACKENDS:
+            register_backend(backend)
+
+
 def open_trace(path: str | Path, *, engine: str | None = None, **kwargs: Any) -> AppTrace:
     """Open any supported trace: Accel-Sim dir / ``kernelslist.g`` / ``.traceg[.xz|.gz]``
     or a compact store. ``engine`` forces a backend by name; ``kwargs`` (e.g.
     ``allow_unknown``) go to the Accel-Sim readers."""
     p = Path(path)
+    _load_entry_points()
     if engine is not None:
         if engine not in BACKENDS:
             raise TraceFormatError(
