@@ -26,6 +26,7 @@ import io
 import lzma
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
@@ -140,47 +141,65 @@ def _split_header(path: Path, text: bytes) -> tuple[dict[str, tuple[int, str]], 
     return fields, n, lineno
 
 
-def _kernel_header(
-    path: Path, fields: dict[str, tuple[int, str]], body_line: int
-) -> dict[str, object]:
+@dataclass(frozen=True)
+class _Header:
+    """The parsed ``-key = value`` header of one kernel trace."""
+
+    name: str
+    kernel_id: int
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shmem_bytes: int
+    nregs: int
+    binary_version: int
+    tracer_version: int
+    lineinfo: int
+    block_line: int
+    extra: dict[str, str]
+
+
+def _kernel_header(path: Path, fields: dict[str, tuple[int, str]], body_line: int) -> _Header:
     for key in (*_CORE_KEYS, "accelsim tracer version"):
         if key not in fields:
             raise TraceFormatError(
                 path, body_line, f"missing header field '-{key} = ...' before the trace body"
             )
-    out: dict[str, object] = {}
-    ln, v = fields["kernel name"]
-    if not v.strip():
+
+    def num(key: str) -> int:
+        return _int_field(path, fields[key][0], key, fields[key][1])
+
+    ln, name = fields["kernel name"]
+    if not name.strip():
         raise TraceFormatError(path, ln, "header '-kernel name' expected a name")
-    out["name"] = v.rstrip("\r")
-    out["kernel_id"] = _int_field(
-        path, *fields["kernel id"][:1], "kernel id", fields["kernel id"][1]
-    )
-    out["grid"] = _dim_field(path, fields["grid dim"][0], "grid dim", fields["grid dim"][1])
-    out["block"] = _dim_field(path, fields["block dim"][0], "block dim", fields["block dim"][1])
-    for key, attr in (
-        ("shmem", "shmem_bytes"),
-        ("nregs", "nregs"),
-        ("binary version", "binary_version"),
-    ):
-        out[attr] = _int_field(path, fields[key][0], key, fields[key][1])
-    ln, v = fields["accelsim tracer version"]
-    tv = _int_field(path, ln, "accelsim tracer version", v)
+    tv = num("accelsim tracer version")
     if tv not in TRACER_VERSIONS:
-        raise TraceFormatError(path, ln, f"expected accelsim tracer version 3, 4 or 5, got {tv}")
-    lineinfo = 0
-    if "enable lineinfo" in fields:
-        ln, v = fields["enable lineinfo"]
-        lineinfo = _int_field(path, ln, "enable lineinfo", v)
-        if lineinfo not in (0, 1):
-            raise TraceFormatError(path, ln, "header '-enable lineinfo' expected 0 or 1")
-    out["lineinfo"] = lineinfo
-    out["header"] = {
-        k: v.rstrip("\r")
-        for k, (_, v) in fields.items()
-        if k not in _CORE_KEYS and k != "enable lineinfo"
-    }
-    return out
+        raise TraceFormatError(
+            path,
+            fields["accelsim tracer version"][0],
+            f"expected accelsim tracer version 3, 4 or 5, got {tv}",
+        )
+    lineinfo = num("enable lineinfo") if "enable lineinfo" in fields else 0
+    if lineinfo not in (0, 1):
+        raise TraceFormatError(
+            path, fields["enable lineinfo"][0], "header '-enable lineinfo' expected 0 or 1"
+        )
+    return _Header(
+        name=name.rstrip("\r"),
+        kernel_id=num("kernel id"),
+        grid=_dim_field(path, fields["grid dim"][0], "grid dim", fields["grid dim"][1]),
+        block=_dim_field(path, fields["block dim"][0], "block dim", fields["block dim"][1]),
+        shmem_bytes=num("shmem"),
+        nregs=num("nregs"),
+        binary_version=num("binary version"),
+        tracer_version=tv,
+        lineinfo=lineinfo,
+        block_line=fields["block dim"][0],
+        extra={
+            k: v.rstrip("\r")
+            for k, (_, v) in fields.items()
+            if k not in _CORE_KEYS and k != "enable lineinfo"
+        },
+    )
 
 
 # --------------------------------------------------------------------- reader
@@ -273,16 +292,13 @@ def read_kernel(
             raise TraceFormatError(path, None, f"cannot decompress: {exc}") from None
         fields, body_off, body_line = _split_header(path, first)
         hdr = _kernel_header(path, fields, body_line)
-        grid: tuple[int, int, int] = hdr["grid"]  # type: ignore[assignment]
-        block: tuple[int, int, int] = hdr["block"]  # type: ignore[assignment]
+        grid, block = hdr.grid, hdr.block
         n_blocks = grid[0] * grid[1] * grid[2]
         threads = block[0] * block[1] * block[2]
         wpb = -(-threads // WARP_SIZE)
         if wpb > 63:
-            raise TraceFormatError(
-                path, fields["block dim"][0], "block dim expected at most 2016 threads"
-            )
-        binary_version = int(hdr["binary_version"])  # type: ignore[call-overload]
+            raise TraceFormatError(path, hdr.block_line, "block dim expected at most 2016 threads")
+        binary_version = hdr.binary_version
         fam = family(binary_version)
 
         state = np.zeros(P.N_STATE, np.int64)
@@ -301,7 +317,7 @@ def read_kernel(
             start = 0
             while True:
                 status, off, a, b = P.parse_chunk(
-                    buf, start, state, int(hdr["lineinfo"]),  # type: ignore[call-overload]
+                    buf, start, state, hdr.lineinfo,
                     grid[0], grid[1], grid[2], wpb, block_seen,
                     ops.tab_id, ops.tab_hash, ops.op_bytes, ops.op_len,
                     out.pc, out.opcode, out.mask, out.dst, out.src, out.mem_width,
@@ -359,12 +375,12 @@ def read_kernel(
     warp_ptr[nw] = n
     classes = np.asarray(op_class, dtype=np.uint8)
     kt = KernelTrace(
-        name=str(hdr["name"]),
-        kernel_id=int(hdr["kernel_id"]),  # type: ignore[call-overload]
+        name=hdr.name,
+        kernel_id=hdr.kernel_id,
         grid=grid,
         block=block,
-        nregs=int(hdr["nregs"]),  # type: ignore[call-overload]
-        shmem_bytes=int(hdr["shmem_bytes"]),  # type: ignore[call-overload]
+        nregs=hdr.nregs,
+        shmem_bytes=hdr.shmem_bytes,
         binary_version=binary_version,
         warp_ptr=warp_ptr,
         warp_block=out.warp_block,
@@ -380,7 +396,7 @@ def read_kernel(
         addr_ptr=out.addr_ptr,
         addrs=out.addrs,
         opcodes=tuple(ops.names),
-        header=dict(hdr["header"]),  # type: ignore[call-overload]
+        header=dict(hdr.extra),
     )
     return kt
 
