@@ -212,3 +212,28 @@ def test_matches_slow_reference(warps: list, thr: float) -> None:
         assert s_all[w] == pytest.approx(sum(ss))
         if thr == 0:
             assert np.all(p.stall[:-1] > 0)
+
+
+def test_whole_warp_load_latency() -> None:
+    # pc 0: r = 40 / 10 = 4 requests, p1 = 0.5, p2 = 0.25
+    q1 = 1 - 0.5**4
+    m = 4 * 0.5 / q1
+    q2 = 1 - 0.75**m
+    lat = gpu_latencies(gpu(), _stats(), whole_warp=True)
+    k = kernel_from_warps([GOLDEN_WARP])
+    per = lat.per_instruction(k.pc, k.iclass)
+    assert per[0] == pytest.approx(20 + q1 * (100 + q2 * 200))
+    # one request per execution: same as the per-request formula
+    one = PCStats(
+        pc=np.array([0], np.uint32),
+        executions=np.array([10]),
+        l1_accesses=np.array([10]),
+        l1_hits=np.array([5]),
+        l1_pending_hits=np.array([0]),
+        l1_misses=np.array([5]),
+        l2_accesses=np.array([5]),
+        l2_misses=np.array([1]),
+    )
+    a = gpu_latencies(gpu(), one, whole_warp=True).per_instruction(k.pc, k.iclass)[0]
+    b = gpu_latencies(gpu(), one).per_instruction(k.pc, k.iclass)[0]
+    assert a == pytest.approx(b) == pytest.approx(20 + 0.5 * (100 + 0.2 * 200))
