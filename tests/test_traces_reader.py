@@ -449,3 +449,10 @@ def test_registry_custom_backend_and_engine(tmp_path: Path, pytorch_pow_dir: Pat
             open_trace(other)
     finally:
         BACKENDS.pop("fake")
+
+
+def test_tma_address_lists_rejected(tmp_path: Path) -> None:
+    text = _golden_text().replace("-binary version = 70", "-binary version = 90")
+    text = text.replace("LDG.E.64 1 R2 8 1 0x1000 8", "UTMALDG.2D 1 R2 8 1 0x1000 8", 1)
+    e = _err(tmp_path, text)
+    assert "TMA" in e.message and e.line == _lineno(text, "UTMALDG")

@@ -88,6 +88,8 @@ ERRORS = {
     45: "thread block does not hold the warps its block dim requires",
     46: "header line ('-key = value') inside the trace body",
     47: "more destination/source registers than the trace model holds",
+    48: "Hopper TMA/bulk-copy address lists (UTMA*/UBLK* with a memory width) are not "
+    "supported; expected mem_width 0 for this opcode",
 }
 
 _KW_THREAD = np.frombuffer(b"thread", dtype=np.uint8).copy()
@@ -268,6 +270,7 @@ def parse_chunk(
     tab_hash: np.ndarray,
     op_bytes: np.ndarray,
     op_len: np.ndarray,
+    op_reject: np.ndarray,
     pc: np.ndarray,
     opcode: np.ndarray,
     mask: np.ndarray,
@@ -284,7 +287,8 @@ def parse_chunk(
     """Parse the complete lines of ``buf[start:]``; returns ``(status, offset, a, b)``.
 
     ``offset`` is where to resume (status < 10) or the start of the faulty line
-    (error). For ``NEW_OPCODE``, ``buf[a:b]`` is the opcode to intern.
+    (error). For ``NEW_OPCODE``, ``buf[a:b]`` is the opcode to intern. Opcodes whose
+    ``op_reject`` flag is set may not carry addresses (their format is not supported).
     """
     n = buf.shape[0]
     p = start
@@ -523,6 +527,8 @@ def parse_chunk(
         # number of trailing fields (immediate) and whether it is decided
         trailing = 0
         if width > 0:
+            if op_reject[oid]:
+                return 48, ls, 0, 0
             t = _tok_end(buf, r, e)
             ok, mode = _parse_dec(buf, r, t)
             if not ok or mode < 0 or mode > 2:

@@ -16,7 +16,10 @@ Strictness beyond Accel-Sim's own parser (documented choices):
   ``ceil(threads/32)`` distinct warps, and each warp with exactly ``insts = N``
   instruction lines;
 * ``mem_width`` is kept as written in the trace (Accel-Sim re-derives it from the
-  opcode at simulation time).
+  opcode at simulation time); the trailing immediate is checked but not stored;
+* tracer versions below 3 (thread-block ids on every line) and the Hopper TMA/bulk
+  copy address format (``UTMA*``/``UBLK*`` with a memory width) are rejected with an
+  error rather than misread.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from mdm.traces.opcodes import classify_one, family
 CHUNK_BYTES = 16 << 20
 TRACE_SUFFIXES = (".traceg", ".traceg.xz", ".traceg.gz")
 TRACER_VERSIONS = (3, 4, 5)
+#: Hopper bulk-copy opcodes whose address section has its own format (not supported).
+TMA_OPCODES = frozenset({"UTMALDG", "UTMASTG", "UTMAPF", "UTMAREDG", "UBLKCP", "UBLKPF", "UBLKRED"})
 _FORMAT_LINE = (
     "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] "
     "mem_width [adrrescompress?] [mem_addresses] immediate"
@@ -257,12 +262,14 @@ class _OpcodeTable:
         self.tab_hash = np.zeros(capacity, np.uint64)
         self.op_bytes = np.zeros((capacity // 2, P.OPC_MAXLEN), np.uint8)
         self.op_len = np.zeros(capacity // 2, np.int32)
+        self.reject = np.zeros(capacity // 2, np.uint8)
         self.names: list[str] = []
 
     def add(self, buf: np.ndarray, s: int, e: int) -> str:
         if len(self.names) >= self.op_len.shape[0] - 1:
             raise OverflowError("more than 2047 distinct opcodes in one kernel")
         name = bytes(buf[s:e]).decode("ascii", errors="replace")
+        self.reject[len(self.names)] = name.split(".", 1)[0] in TMA_OPCODES
         P.table_insert(
             self.tab_id, self.tab_hash, self.op_bytes, self.op_len, buf, s, e, len(self.names)
         )
@@ -319,7 +326,7 @@ def read_kernel(
                 status, off, a, b = P.parse_chunk(
                     buf, start, state, hdr.lineinfo,
                     grid[0], grid[1], grid[2], wpb, block_seen,
-                    ops.tab_id, ops.tab_hash, ops.op_bytes, ops.op_len,
+                    ops.tab_id, ops.tab_hash, ops.op_bytes, ops.op_len, ops.reject,
                     out.pc, out.opcode, out.mask, out.dst, out.src, out.mem_width,
                     out.line, out.addr_ptr, out.addrs,
                     out.warp_start, out.warp_block, out.warp_id,
