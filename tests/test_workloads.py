@@ -21,7 +21,7 @@ from mdm.traces.model import (
     Memcpy,
 )
 from mdm.traces.opcodes import classify
-from mdm.traces.workloads import WORKLOADS, generate, md_class_of
+from mdm.traces.workloads import WORKLOADS, _emit, generate, md_class_of
 from mdm.traces.workloads.irregular import random_csr
 
 #: Small instances of every workload (fast to generate and to write/read).
@@ -410,3 +410,12 @@ def test_deterministic_workloads_equal_reference_traces(reference_dir: Path, ref
     app = generate(name, **_reference_params(_summary(reference_dir, ref), name, fixed))
     for ours, theirs in zip(app.kernels, read_app(folder).kernels, strict=True):
         assert ours.equals(theirs)
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_chunked_emission_equals_one_chunk(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Emitting a few thread blocks at a time gives exactly the one-chunk kernel."""
+    whole = generate(name, 5, **SMALL[name]).kernels
+    monkeypatch.setattr(_emit, "CHUNK_WARPS", 1)
+    for a, b in zip(whole, generate(name, 5, **SMALL[name]).kernels, strict=True):
+        assert a.equals(b) and a.opcodes == b.opcodes

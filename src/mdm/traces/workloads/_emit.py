@@ -23,7 +23,7 @@ Conventions (they imitate the Pascal reference traces under
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -103,9 +103,10 @@ class Active:
 class Emitter:
     """Collects static-instruction steps for ``n_warps`` warps and builds a KernelTrace."""
 
-    def __init__(self, n_warps: int) -> None:
+    def __init__(self, n_warps: int, opcodes: dict[str, int] | None = None) -> None:
         self.n_warps = n_warps
-        self._opcodes: dict[str, int] = {}
+        #: opcode string -> id; shared between the chunks of one kernel
+        self._opcodes: dict[str, int] = {} if opcodes is None else opcodes
         self._static: list[tuple[int, int, int, tuple[int, ...], tuple[int, ...], int]] = []
         self._rows: list[np.ndarray] = []
         self._masks: list[np.ndarray] = []
@@ -147,18 +148,9 @@ class Emitter:
         else:
             self._naddr.append(np.zeros(rows.size, dtype=np.int64))
 
-    def finish(
-        self,
-        *,
-        name: str,
-        kernel_id: int,
-        grid: tuple[int, int, int],
-        block: tuple[int, int, int],
-        nregs: int,
-        shmem_bytes: int,
-        warps_per_block: int,
-    ) -> KernelTrace:
-        """Interleave the steps warp by warp (program order) into a KernelTrace."""
+    def finish(self, g: Geometry) -> dict[str, np.ndarray]:
+        """Interleave the steps warp by warp (program order): the per-warp and
+        per-instruction arrays of the warps of ``g`` (a block range of the launch)."""
         n_steps = len(self._static)
         counts = np.array([r.size for r in self._rows], dtype=np.int64)
         step = np.repeat(np.arange(n_steps, dtype=np.int64), counts)
@@ -185,54 +177,120 @@ class Emitter:
             addr_ptr[-1], dtype=np.int64
         )
         per_warp = np.bincount(warp, minlength=self.n_warps)
-        warps = np.arange(self.n_warps, dtype=np.int32)
-        kt = KernelTrace(
-            name=name,
-            kernel_id=kernel_id,
-            grid=grid,
-            block=block,
-            nregs=nregs,
-            shmem_bytes=shmem_bytes,
-            binary_version=BINARY_VERSION,
-            warp_ptr=np.concatenate([[0], np.cumsum(per_warp)]).astype(np.int64),
-            warp_block=(warps // warps_per_block).astype(np.int32),
-            warp_id=(warps % warps_per_block).astype(np.int32),
-            pc=pcs[step],
-            opcode=oids[step],
-            iclass=cls[step],
-            mask=np.concatenate(self._masks)[order].astype(np.uint32)
-            if n_steps
-            else np.zeros(0, np.uint32),
-            dst=dst[step],
-            src=src[step],
-            mem_width=widths[step],
-            line=np.full(step.size, -1, dtype=np.int32),
-            addr_ptr=addr_ptr,
-            addrs=flat[gather].astype(np.uint64),
-            opcodes=tuple(self._opcodes),
-            header={
-                "cuda stream id": "0",
-                "shmem base_addr": "0x00007f8000000000",
-                "local mem base_addr": "0x00007f9000000000",
-            },
-        )
-        kt.validate()
-        return kt
+        warps = np.arange(self.n_warps, dtype=np.int64)
+        masks = np.concatenate(self._masks)[order] if n_steps else np.zeros(0, np.uint32)
+        return {
+            "warp_ptr": np.concatenate([[0], np.cumsum(per_warp)]).astype(np.int64),
+            "warp_block": (g.first_block + warps // g.warps_per_block).astype(np.int32),
+            "warp_id": (warps % g.warps_per_block).astype(np.int32),
+            "pc": pcs[step],
+            "opcode": oids[step],
+            "iclass": cls[step],
+            "mask": masks.astype(np.uint32),
+            "dst": dst[step],
+            "src": src[step],
+            "mem_width": widths[step],
+            "line": np.full(step.size, -1, dtype=np.int32),
+            "addr_ptr": addr_ptr,
+            "addrs": flat[gather].astype(np.uint64),
+        }
+
+
+def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Concatenate the CSR arrays of consecutive block ranges."""
+    if len(parts) == 1:
+        return parts[0]
+    out: dict[str, np.ndarray] = {}
+    for key in parts[0]:
+        if key in ("warp_ptr", "addr_ptr"):
+            ends = np.cumsum([0] + [int(p[key][-1]) for p in parts[:-1]])
+            out[key] = np.concatenate(
+                [parts[0][key][:1]] + [p[key][1:] + e for p, e in zip(parts, ends, strict=True)]
+            )
+        else:
+            out[key] = np.concatenate([p[key] for p in parts])
+    return out
+
+
+#: Warps emitted together; bounds the temporaries of a chunk (a few hundred MB at most).
+CHUNK_WARPS = 1 << 14
+
+
+def build_kernel(
+    g: Geometry,
+    body: Callable[[Geometry, Emitter], None],
+    *,
+    name: str,
+    kernel_id: int,
+    nregs: int,
+    shmem_bytes: int,
+    chunk_warps: int | None = None,
+) -> KernelTrace:
+    """Run ``body(sub_geometry, emitter)`` over chunks of whole thread blocks and join them.
+
+    ``body`` must emit the kernel for exactly the warps of the geometry it gets, so
+    chunking never changes the result (only the peak memory of the temporaries).
+    ``chunk_warps`` defaults to the module's :data:`CHUNK_WARPS`.
+    """
+    per_chunk = max(1, (chunk_warps or CHUNK_WARPS) // g.warps_per_block)
+    opcodes: dict[str, int] = {}
+    parts = []
+    for lo in range(0, g.n_blocks, per_chunk):
+        sub = Geometry(g.grid, g.block, lo, min(g.n_blocks, lo + per_chunk))
+        em = Emitter(sub.n_warps, opcodes)
+        body(sub, em)
+        parts.append(em.finish(sub))
+    arrays = _concat(parts)
+    # Canonical opcode table: ids in order of first appearance in the trace (as a reader
+    # assigns them), so the result does not depend on the chunking.
+    names = tuple(opcodes)
+    ids, first = np.unique(arrays["opcode"], return_index=True)
+    seen = ids[np.argsort(first)]
+    remap = np.zeros(max(len(names), 1), dtype=np.uint16)
+    remap[seen] = np.arange(seen.size, dtype=np.uint16)
+    arrays["opcode"] = remap[arrays["opcode"]]
+    kt = KernelTrace(
+        name=name,
+        kernel_id=kernel_id,
+        grid=g.grid,
+        block=g.block,
+        nregs=nregs,
+        shmem_bytes=shmem_bytes,
+        binary_version=BINARY_VERSION,
+        **arrays,
+        opcodes=tuple(names[i] for i in seen),
+        header={
+            "cuda stream id": "0",
+            "shmem base_addr": "0x00007f8000000000",
+            "local mem base_addr": "0x00007f9000000000",
+        },
+    )
+    kt.validate()
+    return kt
 
 
 class Geometry:
     """Thread coordinates of a launch, one row per warp (block-major, then warp id)."""
 
-    def __init__(self, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+    def __init__(
+        self,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        first_block: int = 0,
+        end_block: int | None = None,
+    ) -> None:
         self.grid = grid
         self.block = block
         tpb = block[0] * block[1] * block[2]
         self.threads_per_block = tpb
         self.warps_per_block = -(-tpb // WARP_SIZE)
-        n_blocks = grid[0] * grid[1] * grid[2]
-        self.n_warps = n_blocks * self.warps_per_block
+        #: thread blocks of the whole launch; this object covers [first_block, end_block)
+        self.n_blocks = grid[0] * grid[1] * grid[2]
+        self.first_block = first_block
+        end = self.n_blocks if end_block is None else end_block
+        self.n_warps = (end - first_block) * self.warps_per_block
         w = np.arange(self.n_warps, dtype=np.int64)
-        self.block_lin = w // self.warps_per_block
+        self.block_lin = first_block + w // self.warps_per_block
         tid = (w % self.warps_per_block)[:, None] * WARP_SIZE + LANE_IDS[None, :]
         #: thread index inside its block (linear), shape (warps, 32)
         self.tid = tid

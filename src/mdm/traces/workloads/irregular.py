@@ -11,7 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from mdm.traces.model import AppTrace, Memcpy
-from mdm.traces.workloads._emit import Active, Emitter, Geometry, array_bases
+from mdm.traces.workloads._emit import (
+    Active,
+    Emitter,
+    Geometry,
+    array_bases,
+    build_kernel,
+)
 
 _U = np.uint64
 
@@ -86,69 +92,70 @@ def spmv_csr(
         [4 * (rows + 1), 4 * nnz, 4 * nnz, 4 * rows, 4 * rows]
     )
     g = Geometry((ctas, 1, 1), (threads, 1, 1))
-    r = g.ix
-    inrow = g.valid & (r < rows)
-    rr = np.where(inrow, r, 0)
-    start = row_ptr[rr]
-    trips = np.where(inrow, row_ptr[rr + 1] - start, 0)
 
-    em = Emitter(g.n_warps)
-    act = g.all()
-    _prologue(em, act)
-    em.op(0x60, "ISETP.GE.AND", (), (0,), act)
-    act_in = Active(inrow)
-    em.op(0x290, "EXIT", (), (), act.minus(act_in))
-    act = act_in
-    em.op(0x70, "SHL", (4,), (0,), act)
-    em.op(0x80, "SHR", (5,), (0,), act)
-    em.op(0x90, "IADD.CC", (6,), (4,), act)
-    em.op(0xA0, "IADD.X", (7,), (5,), act)
-    rp = _U(p_rp) + _U(4) * rr.astype(_U)
-    em.op(0xB0, "LDG.E", (8,), (6,), act, rp, 4)
-    em.op(0xC0, "LDG.E", (9,), (6,), act, rp + _U(4), 4)
-    em.op(0xD0, "MOV", (10,), (), act)
-    em.op(0xE0, "ISETP.GE.AND", (), (8, 9), act)
-    em.op(0xF0, "SSY", (), (), act)
-    em.op(0x100, "SHL", (12,), (8,), act)
-    em.op(0x110, "SHR", (13,), (8,), act)
-    em.op(0x120, "IADD.CC", (14,), (12,), act)
-    em.op(0x130, "IADD.X", (15,), (13,), act)
-    em.op(0x140, "IADD.CC", (16,), (12,), act)
-    em.op(0x150, "IADD.X", (17,), (13,), act)
-    for j in range(int(trips.max(initial=0))):
-        act = Active(trips > j)
-        at = (start + j).astype(_U) * _U(4)
-        cj = _lane_gather(col, start, j, trips).astype(_U)
-        em.op(0x160, "LDG.E", (18,), (14,), act, _U(p_col) + at, 4)
-        em.op(0x170, "LDG.E", (19,), (16,), act, _U(p_val) + at, 4)
-        em.op(0x180, "SHL", (20,), (18,), act)
-        em.op(0x190, "SHR", (21,), (18,), act)
-        em.op(0x1A0, "IADD.CC", (20,), (20,), act)
-        em.op(0x1B0, "IADD.X", (21,), (21,), act)
-        em.op(0x1C0, "LDG.E.CI", (22,), (20,), act, _U(p_x) + _U(4) * cj, 4)
-        em.op(0x1D0, "IADD.CC", (14,), (14,), act)
-        em.op(0x1E0, "IADD.X", (15,), (15,), act)
-        em.op(0x1F0, "IADD.CC", (16,), (16,), act)
-        em.op(0x200, "IADD.X", (17,), (17,), act)
-        em.op(0x210, "IADD", (8,), (8,), act)
-        em.op(0x220, "ISETP.LT.AND", (), (8, 9), act)
-        em.op(0x230, "FFMA", (10,), (19, 22, 10), act)
-        cont = Active(trips > j + 1)
-        em.op(0x240, "BRA", (), (), cont)
-        em.op(0x250, "SYNC", (), (), act.minus(cont))
-    act = act_in
-    em.op(0x260, "IADD.CC", (24,), (4,), act)
-    em.op(0x270, "IADD.X", (25,), (5,), act)
-    em.op(0x280, "STG.E", (), (24, 10), act, _U(p_y) + _U(4) * rr.astype(_U), 4)
-    em.op(0x290, "EXIT", (), (), act)
-    kt = em.finish(
+    def _body(g: Geometry, em: Emitter) -> None:
+        r = g.ix
+        inrow = g.valid & (r < rows)
+        rr = np.where(inrow, r, 0)
+        start = row_ptr[rr]
+        trips = np.where(inrow, row_ptr[rr + 1] - start, 0)
+
+        act = g.all()
+        _prologue(em, act)
+        em.op(0x60, "ISETP.GE.AND", (), (0,), act)
+        act_in = Active(inrow)
+        em.op(0x290, "EXIT", (), (), act.minus(act_in))
+        act = act_in
+        em.op(0x70, "SHL", (4,), (0,), act)
+        em.op(0x80, "SHR", (5,), (0,), act)
+        em.op(0x90, "IADD.CC", (6,), (4,), act)
+        em.op(0xA0, "IADD.X", (7,), (5,), act)
+        rp = _U(p_rp) + _U(4) * rr.astype(_U)
+        em.op(0xB0, "LDG.E", (8,), (6,), act, rp, 4)
+        em.op(0xC0, "LDG.E", (9,), (6,), act, rp + _U(4), 4)
+        em.op(0xD0, "MOV", (10,), (), act)
+        em.op(0xE0, "ISETP.GE.AND", (), (8, 9), act)
+        em.op(0xF0, "SSY", (), (), act)
+        em.op(0x100, "SHL", (12,), (8,), act)
+        em.op(0x110, "SHR", (13,), (8,), act)
+        em.op(0x120, "IADD.CC", (14,), (12,), act)
+        em.op(0x130, "IADD.X", (15,), (13,), act)
+        em.op(0x140, "IADD.CC", (16,), (12,), act)
+        em.op(0x150, "IADD.X", (17,), (13,), act)
+        for j in range(int(trips.max(initial=0))):
+            act = Active(trips > j)
+            at = (start + j).astype(_U) * _U(4)
+            cj = _lane_gather(col, start, j, trips).astype(_U)
+            em.op(0x160, "LDG.E", (18,), (14,), act, _U(p_col) + at, 4)
+            em.op(0x170, "LDG.E", (19,), (16,), act, _U(p_val) + at, 4)
+            em.op(0x180, "SHL", (20,), (18,), act)
+            em.op(0x190, "SHR", (21,), (18,), act)
+            em.op(0x1A0, "IADD.CC", (20,), (20,), act)
+            em.op(0x1B0, "IADD.X", (21,), (21,), act)
+            em.op(0x1C0, "LDG.E.CI", (22,), (20,), act, _U(p_x) + _U(4) * cj, 4)
+            em.op(0x1D0, "IADD.CC", (14,), (14,), act)
+            em.op(0x1E0, "IADD.X", (15,), (15,), act)
+            em.op(0x1F0, "IADD.CC", (16,), (16,), act)
+            em.op(0x200, "IADD.X", (17,), (17,), act)
+            em.op(0x210, "IADD", (8,), (8,), act)
+            em.op(0x220, "ISETP.LT.AND", (), (8, 9), act)
+            em.op(0x230, "FFMA", (10,), (19, 22, 10), act)
+            cont = Active(trips > j + 1)
+            em.op(0x240, "BRA", (), (), cont)
+            em.op(0x250, "SYNC", (), (), act.minus(cont))
+        act = act_in
+        em.op(0x260, "IADD.CC", (24,), (4,), act)
+        em.op(0x270, "IADD.X", (25,), (5,), act)
+        em.op(0x280, "STG.E", (), (24, 10), act, _U(p_y) + _U(4) * rr.astype(_U), 4)
+        em.op(0x290, "EXIT", (), (), act)
+
+    kt = build_kernel(
+        g,
+        _body,
         name="spmv_csr_scalar_kernel(int, int const*, int const*, float const*, float const*, float*)",
         kernel_id=1,
-        grid=g.grid,
-        block=g.block,
         nregs=26,
         shmem_bytes=0,
-        warps_per_block=g.warps_per_block,
     )
     cmds: list = [
         Memcpy(p_rp, 4 * (rows + 1)),
@@ -198,79 +205,80 @@ def bfs(
         [8 * n, 4 * edges.size, n, n, n, 4 * n]
     )
     g = Geometry((ctas, 1, 1), (threads, 1, 1))
-    v = np.where(g.valid & (g.ix < n), g.ix, 0)
-    inr = g.valid & (g.ix < n)
-    infront = inr & frontier[v]
-    start = start_of[v]
-    trips = np.where(infront, deg[v], 0)
-    end_pc = 0x2F0
 
-    em = Emitter(g.n_warps)
-    act = g.all()
-    _prologue(em, act)
-    em.op(0x60, "ISETP.GE.AND", (), (0,), act)
-    a_in = Active(inr)
-    em.op(end_pc, "EXIT", (), (), act.minus(a_in))
-    act = a_in
-    vu = v.astype(_U)
-    em.op(0x70, "IADD.CC", (6,), (0,), act)
-    em.op(0x80, "IADD.X", (7,), (0,), act)
-    em.op(0x90, "LDG.E.U8", (8,), (6,), act, _U(p_front) + vu, 1)
-    em.op(0xA0, "ISETP.EQ.AND", (), (8,), act)
-    a_f = Active(infront)
-    em.op(end_pc, "EXIT", (), (), act.minus(a_f))
-    act = a_f
-    em.op(0xB0, "STG.E.U8", (), (6,), act, _U(p_front) + vu, 1)
-    em.op(0xC0, "SHL", (4,), (0,), act)
-    em.op(0xD0, "SHR", (5,), (0,), act)
-    em.op(0xE0, "IADD.CC", (10,), (4,), act)
-    em.op(0xF0, "IADD.X", (11,), (5,), act)
-    em.op(0x100, "LDG.E", (12,), (10,), act, _U(p_cost) + _U(4) * vu, 4)
-    em.op(0x110, "SHL", (14,), (0,), act)
-    em.op(0x120, "SHR", (15,), (0,), act)
-    em.op(0x130, "IADD.CC", (14,), (14,), act)
-    em.op(0x140, "IADD.X", (15,), (15,), act)
-    em.op(0x150, "LDG.E.64", (16, 17), (14,), act, _U(p_node) + _U(8) * vu, 8)
-    em.op(0x160, "IADD", (17,), (16, 17), act)
-    em.op(0x170, "ISETP.GE.AND", (), (16, 17), act)
-    em.op(0x180, "SSY", (), (), act)
-    em.op(0x190, "IADD", (13,), (12,), act)
-    for j in range(int(trips.max(initial=0))):
-        act = Active(trips > j)
-        nb = _lane_gather(edges, start, j, trips)
-        nbu = nb.astype(_U)
-        em.op(0x1A0, "SHL", (18,), (16,), act)
-        em.op(0x1B0, "SHR", (19,), (16,), act)
-        em.op(0x1C0, "IADD.CC", (18,), (18,), act)
-        em.op(0x1D0, "IADD.X", (19,), (19,), act)
-        em.op(0x1E0, "LDG.E", (20,), (18,), act, _U(p_edge) + _U(4) * (start + j).astype(_U), 4)
-        em.op(0x1F0, "IADD.CC", (22,), (20,), act)
-        em.op(0x200, "IADD.X", (23,), (20,), act)
-        em.op(0x210, "LDG.E.U8", (24,), (22,), act, _U(p_vis) + nbu, 1)
-        em.op(0x220, "ISETP.NE.AND", (), (24,), act)
-        new = act & ~visited[nb]
-        em.op(0x230, "SHL", (26,), (20,), new)
-        em.op(0x240, "SHR", (27,), (20,), new)
-        em.op(0x250, "IADD.CC", (26,), (26,), new)
-        em.op(0x260, "IADD.X", (27,), (27,), new)
-        em.op(0x270, "STG.E", (), (26, 13), new, _U(p_cost) + _U(4) * nbu, 4)
-        em.op(0x280, "IADD.CC", (28,), (20,), new)
-        em.op(0x290, "IADD.X", (29,), (20,), new)
-        em.op(0x2A0, "STG.E.U8", (), (28,), new, _U(p_upd) + nbu, 1)
-        em.op(0x2B0, "IADD", (16,), (16,), act)
-        em.op(0x2C0, "ISETP.LT.AND", (), (16, 17), act)
-        cont = Active(trips > j + 1)
-        em.op(0x2D0, "BRA", (), (), cont)
-        em.op(0x2E0, "SYNC", (), (), act.minus(cont))
-    em.op(end_pc, "EXIT", (), (), a_f)
-    kt = em.finish(
+    def _body(g: Geometry, em: Emitter) -> None:
+        v = np.where(g.valid & (g.ix < n), g.ix, 0)
+        inr = g.valid & (g.ix < n)
+        infront = inr & frontier[v]
+        start = start_of[v]
+        trips = np.where(infront, deg[v], 0)
+        end_pc = 0x2F0
+
+        act = g.all()
+        _prologue(em, act)
+        em.op(0x60, "ISETP.GE.AND", (), (0,), act)
+        a_in = Active(inr)
+        em.op(end_pc, "EXIT", (), (), act.minus(a_in))
+        act = a_in
+        vu = v.astype(_U)
+        em.op(0x70, "IADD.CC", (6,), (0,), act)
+        em.op(0x80, "IADD.X", (7,), (0,), act)
+        em.op(0x90, "LDG.E.U8", (8,), (6,), act, _U(p_front) + vu, 1)
+        em.op(0xA0, "ISETP.EQ.AND", (), (8,), act)
+        a_f = Active(infront)
+        em.op(end_pc, "EXIT", (), (), act.minus(a_f))
+        act = a_f
+        em.op(0xB0, "STG.E.U8", (), (6,), act, _U(p_front) + vu, 1)
+        em.op(0xC0, "SHL", (4,), (0,), act)
+        em.op(0xD0, "SHR", (5,), (0,), act)
+        em.op(0xE0, "IADD.CC", (10,), (4,), act)
+        em.op(0xF0, "IADD.X", (11,), (5,), act)
+        em.op(0x100, "LDG.E", (12,), (10,), act, _U(p_cost) + _U(4) * vu, 4)
+        em.op(0x110, "SHL", (14,), (0,), act)
+        em.op(0x120, "SHR", (15,), (0,), act)
+        em.op(0x130, "IADD.CC", (14,), (14,), act)
+        em.op(0x140, "IADD.X", (15,), (15,), act)
+        em.op(0x150, "LDG.E.64", (16, 17), (14,), act, _U(p_node) + _U(8) * vu, 8)
+        em.op(0x160, "IADD", (17,), (16, 17), act)
+        em.op(0x170, "ISETP.GE.AND", (), (16, 17), act)
+        em.op(0x180, "SSY", (), (), act)
+        em.op(0x190, "IADD", (13,), (12,), act)
+        for j in range(int(trips.max(initial=0))):
+            act = Active(trips > j)
+            nb = _lane_gather(edges, start, j, trips)
+            nbu = nb.astype(_U)
+            em.op(0x1A0, "SHL", (18,), (16,), act)
+            em.op(0x1B0, "SHR", (19,), (16,), act)
+            em.op(0x1C0, "IADD.CC", (18,), (18,), act)
+            em.op(0x1D0, "IADD.X", (19,), (19,), act)
+            em.op(0x1E0, "LDG.E", (20,), (18,), act, _U(p_edge) + _U(4) * (start + j).astype(_U), 4)
+            em.op(0x1F0, "IADD.CC", (22,), (20,), act)
+            em.op(0x200, "IADD.X", (23,), (20,), act)
+            em.op(0x210, "LDG.E.U8", (24,), (22,), act, _U(p_vis) + nbu, 1)
+            em.op(0x220, "ISETP.NE.AND", (), (24,), act)
+            new = act & ~visited[nb]
+            em.op(0x230, "SHL", (26,), (20,), new)
+            em.op(0x240, "SHR", (27,), (20,), new)
+            em.op(0x250, "IADD.CC", (26,), (26,), new)
+            em.op(0x260, "IADD.X", (27,), (27,), new)
+            em.op(0x270, "STG.E", (), (26, 13), new, _U(p_cost) + _U(4) * nbu, 4)
+            em.op(0x280, "IADD.CC", (28,), (20,), new)
+            em.op(0x290, "IADD.X", (29,), (20,), new)
+            em.op(0x2A0, "STG.E.U8", (), (28,), new, _U(p_upd) + nbu, 1)
+            em.op(0x2B0, "IADD", (16,), (16,), act)
+            em.op(0x2C0, "ISETP.LT.AND", (), (16, 17), act)
+            cont = Active(trips > j + 1)
+            em.op(0x2D0, "BRA", (), (), cont)
+            em.op(0x2E0, "SYNC", (), (), act.minus(cont))
+        em.op(end_pc, "EXIT", (), (), a_f)
+
+    kt = build_kernel(
+        g,
+        _body,
         name="bfs_kernel(Node*, int*, bool*, bool*, bool*, int*, int)",
         kernel_id=1,
-        grid=g.grid,
-        block=g.block,
         nregs=30,
         shmem_bytes=0,
-        warps_per_block=g.warps_per_block,
     )
     cmds: list = [
         Memcpy(p_node, 8 * n),
