@@ -192,7 +192,7 @@ class Emitter:
             "mem_width": widths[step],
             "line": np.full(step.size, -1, dtype=np.int32),
             "addr_ptr": addr_ptr,
-            "addrs": flat[gather].astype(np.uint64),
+            "addrs": flat[gather],
         }
 
 
@@ -213,7 +213,7 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 
 #: Warps emitted together; bounds the temporaries of a chunk (a few hundred MB at most).
-CHUNK_WARPS = 1 << 14
+CHUNK_WARPS = 1 << 12
 
 
 def build_kernel(
