@@ -227,9 +227,10 @@ class _Out:
 
     @staticmethod
     def _grow(a: np.ndarray, used: int, extra: int = 0) -> np.ndarray:
-        # ndarray.resize reallocates in place (mremap for large blocks): no 2x peak
-        a.resize((max(2 * a.shape[0], 1024) + extra, *a.shape[1:]), refcheck=False)
-        return a
+        # new pages stay untouched (np.empty) until filled: RSS follows the used part
+        new = np.empty((max(2 * a.shape[0], 1024) + extra, *a.shape[1:]), a.dtype)
+        new[:used] = a[:used]
+        return new
 
     def trim(self, n: int, nw: int, na: int) -> None:
         """Shrink every array to its used length, in place."""
@@ -277,10 +278,6 @@ class _OpcodeTable:
         return name
 
 
-def _line_of(buf: np.ndarray, offset: int, first_line: int) -> int:
-    return first_line + int(np.count_nonzero(buf[:offset] == 10))
-
-
 def read_kernel(
     path: str | Path, *, allow_unknown: bool = False, chunk_bytes: int = CHUNK_BYTES
 ) -> KernelTrace:
@@ -311,11 +308,12 @@ def read_kernel(
         state = np.zeros(P.N_STATE, np.int64)
         state[P.S_HAS_IMM] = -1
         block_seen = np.zeros(n_blocks, np.uint8)
-        est = max(len(first) // 40, 1024)
+        # capacity guess: untouched np.empty pages cost no RSS, so be generous
+        text_bytes = path.stat().st_size if not path.name.endswith((".xz", ".gz")) else 0
+        est = max(len(first) // 40, text_bytes // 24, 1024)
         out = _Out(est, est * 4, max(est // 16, 64))
         ops = _OpcodeTable()
         op_class: list[int] = []
-        line0 = body_line
         body = first[body_off:]
         del first
         buf = chunk = None
@@ -347,7 +345,7 @@ def read_kernel(
                         if not allow_unknown:
                             raise TraceFormatError(
                                 path,
-                                _line_of(buf, off, line0),
+                                body_line + int(state[P.S_LINES]),
                                 f"unknown SASS opcode {name!r} for binary version "
                                 f"{binary_version} ({fam} table); expected a documented "
                                 "opcode (allow_unknown counts it as UNKNOWN)",
@@ -355,13 +353,12 @@ def read_kernel(
                         cls = 15
                     op_class.append(int(cls))
                 else:
-                    line = _line_of(buf, off, line0)
+                    line = body_line + int(state[P.S_LINES])
                     msg = P.ERRORS.get(status, f"parse error {status}")
                     if status == 42:
                         msg += f" ({int(state[P.S_DECL])} declared, {int(state[P.S_DECL] - state[P.S_REMAIN])} found)"
                     raise TraceFormatError(path, line, msg)
-            line0 += int(np.count_nonzero(buf == 10))
-        last_line = line0 - 1
+        last_line = body_line + int(state[P.S_LINES]) - 1
         if state[P.S_IN_TB]:
             raise TraceFormatError(
                 path, last_line, "truncated trace: expected #END_TB before the end of the file"
