@@ -312,3 +312,96 @@ def test_builtin_workloads_round_trip(tmp_path: Path) -> None:
         write_app(app, tmp_path / name, compress="gz")
         assert _same_app(app, read_app(tmp_path / name)), name
         assert _same_app(app, load_store(save_store(app, tmp_path / f"{name}.mdmtrace"))), name
+
+
+# --------------------------------------------------------------- slow reference writer
+def _slow_body(kt: KernelTrace, mode: str, delta_count: str, immediate: bool) -> str:
+    """Plain-Python formatter of the trace body (reference for the numba writer)."""
+
+    def signed(d: int) -> int:
+        d %= 1 << 64
+        return d - (1 << 64) if d >= 1 << 63 else d
+
+    def contiguous(m: int) -> bool:
+        m >>= (m & -m).bit_length() - 1
+        return m != 0 and (m & (m + 1)) == 0
+
+    lineinfo = bool(kt.n_instructions and np.any(kt.line != -1))
+    gx, gy, _ = kt.grid
+    out: list[str] = []
+    w, nw = 0, kt.n_warps
+    while w < nw:
+        b = int(kt.warp_block[w])
+        out.append(f"\n#BEGIN_TB\n\nthread block = {b % gx},{(b // gx) % gy},{b // (gx * gy)}\n")
+        while w < nw and kt.warp_block[w] == b:
+            s, e = int(kt.warp_ptr[w]), int(kt.warp_ptr[w + 1])
+            out.append(f"\nwarp = {kt.warp_id[w]}\ninsts = {e - s}\n")
+            for i in range(s, e):
+                m = int(kt.mask[i])
+                d = [int(r) for r in kt.dst[i] if r >= 0]
+                sr = [int(r) for r in kt.src[i] if r >= 0]
+                seg = [str(kt.line[i])] if lineinfo else []
+                seg += [f"{kt.pc[i]:04x}", f"{m:08x}", str(len(d)), *(f"R{r}" for r in d)]
+                seg += [kt.opcodes[kt.opcode[i]], str(len(sr)), *(f"R{r}" for r in sr)]
+                seg.append(str(kt.mem_width[i]))
+                a = [int(x) for x in kt.addrs[kt.addr_ptr[i] : kt.addr_ptr[i + 1]]]
+                n = len(a)
+                if kt.mem_width[i]:
+                    diffs = [signed(a[k] - a[k - 1]) for k in range(1, n)]
+                    stride = diffs[0] if diffs else 0
+                    if mode == "delta":
+                        seg += ["2", f"0x{a[0] if n else 0:x}", *map(str, diffs)]
+                        seg += ["0"] if delta_count == "n" and n else []
+                    elif (
+                        mode == "auto"
+                        and n >= 1
+                        and contiguous(m)
+                        and -(2**31) <= stride < 2**31
+                        and all(x == stride for x in diffs)
+                    ):
+                        seg += ["1", f"0x{a[0]:x}", str(stride)]
+                    else:
+                        seg += ["0", *(f"0x{x:x}" for x in a)]
+                if immediate:
+                    seg.append("0")
+                out.append(" ".join(seg) + "\n")
+            w += 1
+        out.append("\n#END_TB\n")
+    return "".join(out)
+
+
+@SETTINGS
+@given(
+    kt=kernels(),
+    mode=st.sampled_from(["auto", "list", "delta"]),
+    delta_count=st.sampled_from(["n-1", "n"]),
+    immediate=st.booleans(),
+)
+def test_writer_matches_slow_formatter(
+    tmp_path_factory: pytest.TempPathFactory,
+    kt: KernelTrace,
+    mode: str,
+    delta_count: str,
+    immediate: bool,
+) -> None:
+    p = write_kernel(
+        kt,
+        tmp_path_factory.mktemp("w") / "k.traceg",
+        address_mode=mode,
+        delta_count=delta_count,
+        immediate=immediate,
+    )  # type: ignore[arg-type]
+    text = p.read_text()
+    body = text[text.index("#traces format") :].split("\n", 2)[2]
+    assert body == _slow_body(kt, mode, delta_count, immediate)
+
+
+def test_writer_batches_at_block_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mdm.traces.accelsim as acc
+
+    kt, _ = _small_trace_text(tmp_path, 1)
+    whole = write_kernel(kt, tmp_path / "a.traceg").read_text()
+    monkeypatch.setattr(acc, "WRITE_BATCH_BYTES", 1)  # every block is its own batch
+    assert write_kernel(kt, tmp_path / "b.traceg").read_text() == whole

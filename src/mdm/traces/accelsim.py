@@ -25,7 +25,6 @@ Strictness beyond Accel-Sim's own parser (documented choices):
 from __future__ import annotations
 
 import gzip
-import io
 import lzma
 import re
 from collections.abc import Iterator
@@ -36,8 +35,17 @@ from typing import IO, Literal
 import numpy as np
 
 from mdm.errors import TraceFormatError
+from mdm.traces import _format as F
 from mdm.traces import _parse as P
-from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, AppTrace, KernelTrace, Memcpy
+from mdm.traces.model import (
+    MAX_DST,
+    MAX_SRC,
+    WARP_SIZE,
+    AppTrace,
+    KernelTrace,
+    Memcpy,
+    popcount32,
+)
 from mdm.traces.opcodes import classify_one, family
 
 #: Bytes of text parsed per numba call.
@@ -476,108 +484,71 @@ def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
 AddressMode = Literal["auto", "list", "delta"]
 
 
-def _lane_order_contiguous(mask: int) -> bool:
-    if mask == 0:
-        return False
-    m = mask >> ((mask & -mask).bit_length() - 1)
-    return (m & (m + 1)) == 0
+_MODE_IDS = {"auto": 0, "list": 1, "delta": 2}
+#: Text bytes formatted per numba call when writing.
+WRITE_BATCH_BYTES = 8 << 20
 
 
-def _format_kernel_body(
+def _check_writable(kt: KernelTrace) -> None:
+    """Validate what the text format needs (the numba formatter assumes it)."""
+    kt.validate()
+    if kt.n_warps > 1:
+        blocks = kt.warp_block
+        starts = blocks[np.r_[True, blocks[1:] != blocks[:-1]]]
+        if np.unique(starts).shape[0] != starts.shape[0]:
+            raise ValueError("warps of one thread block are not consecutive")
+    counts = np.diff(kt.addr_ptr)
+    need = np.where(kt.mem_width > 0, popcount32(kt.mask), 0)
+    bad = np.flatnonzero(counts != need)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"instruction {i}: {int(counts[i])} addresses, expected {int(need[i])} "
+            f"(one per active lane when mem_width > 0, none otherwise)"
+        )
+    for op in kt.opcodes:
+        if not op or len(op) > P.OPC_MAXLEN or not op.isascii() or any(c.isspace() for c in op):
+            raise ValueError(f"opcode {op!r} cannot be written (ASCII, no spaces, <= 64 chars)")
+    if (kt.dst < -1).any() or (kt.src < -1).any():
+        raise ValueError("register numbers must be >= 0 (-1 for padding)")
+
+
+def _write_body(
     kt: KernelTrace,
-    out: io.TextIOBase | IO[str],
+    out: IO[bytes],
     address_mode: AddressMode,
     delta_count: Literal["n-1", "n"],
     immediate: bool,
     lineinfo: bool,
 ) -> None:
-    gx, gy, _ = kt.grid
-    pcs = kt.pc.tolist()
-    masks = kt.mask.tolist()
-    ops = [kt.opcodes[o] for o in kt.opcode.tolist()]
-    widths = kt.mem_width.tolist()
-    lines = kt.line.tolist()
-    aptr = kt.addr_ptr.tolist()
-    addrs = kt.addrs
-    dsts = kt.dst.tolist()
-    srcs = kt.src.tolist()
-    wptr = kt.warp_ptr.tolist()
-    wblock = kt.warp_block.tolist()
-    wid = kt.warp_id.tolist()
-    w = 0
     nw = kt.n_warps
+    if nw == 0:
+        return
+    names = [op.encode("ascii") for op in kt.opcodes]
+    op_bytes = np.zeros((max(len(names), 1), P.OPC_MAXLEN), np.uint8)
+    op_len = np.zeros(max(len(names), 1), np.int32)
+    for k, nb in enumerate(names):
+        op_bytes[k, : len(nb)] = np.frombuffer(nb, np.uint8)
+        op_len[k] = len(nb)
+    bound = F.bytes_bound(np.diff(kt.addr_ptr), kt.warp_ptr)
+    cum = np.zeros(nw + 1, np.int64)
+    np.cumsum(bound, out=cum[1:])
+    starts = np.flatnonzero(np.r_[True, kt.warp_block[1:] != kt.warp_block[:-1]])
+    starts = np.append(starts, nw)
+    w = 0
     while w < nw:
-        b = wblock[w]
-        w_end = w
-        while w_end < nw and wblock[w_end] == b:
-            w_end += 1
-        x, y, z = b % gx, (b // gx) % gy, b // (gx * gy)
-        parts = [f"\n#BEGIN_TB\n\nthread block = {x},{y},{z}\n"]
-        for k in range(w, w_end):
-            s, e = wptr[k], wptr[k + 1]
-            parts.append(f"\nwarp = {wid[k]}\ninsts = {e - s}\n")
-            for i in range(s, e):
-                d = [r for r in dsts[i] if r >= 0]
-                sr = [r for r in srcs[i] if r >= 0]
-                seg = [
-                    f"{pcs[i]:04x} {masks[i]:08x} {len(d)}",
-                    *(f"R{r}" for r in d),
-                    ops[i],
-                    str(len(sr)),
-                    *(f"R{r}" for r in sr),
-                    str(widths[i]),
-                ]
-                if lineinfo:
-                    seg.insert(0, str(lines[i]))
-                a0, a1 = aptr[i], aptr[i + 1]
-                if widths[i] > 0:
-                    seg.extend(
-                        _format_addresses(kt, i, masks[i], addrs[a0:a1], address_mode, delta_count)
-                    )
-                elif a1 != a0:
-                    raise ValueError(f"instruction {i} has addresses but mem_width 0")
-                if immediate:
-                    seg.append("0")
-                parts.append(" ".join(seg))
-                parts.append("\n")
-        parts.append("\n#END_TB\n")
-        out.write("".join(parts))
-        w = w_end
-
-
-def _format_addresses(
-    kt: KernelTrace,
-    i: int,
-    mask: int,
-    a: np.ndarray,
-    address_mode: AddressMode,
-    delta_count: Literal["n-1", "n"],
-) -> list[str]:
-    n = mask.bit_count()
-    if a.shape[0] != n:
-        raise ValueError(
-            f"instruction {i}: {a.shape[0]} addresses for {n} active lanes (mem_width > 0)"
-        )
-    vals = a.tolist()
-    if address_mode == "delta":
-        if n == 0:
-            return ["2", "0x0"]
-        deltas = [str(_signed(vals[k] - vals[k - 1])) for k in range(1, n)]
-        if delta_count == "n":
-            deltas.append("0")
-        return ["2", f"0x{vals[0]:x}", *deltas]
-    if address_mode == "auto" and n >= 1 and _lane_order_contiguous(mask):
-        stride = _signed(vals[1] - vals[0]) if n > 1 else 0
-        if -(2**31) <= stride < 2**31 and all(
-            (vals[k] - vals[k - 1]) % (1 << 64) == stride % (1 << 64) for k in range(1, n)
-        ):
-            return ["1", f"0x{vals[0]:x}", str(stride)]
-    return ["0", *(f"0x{v:x}" for v in vals)]
-
-
-def _signed(d: int) -> int:
-    d %= 1 << 64
-    return d - (1 << 64) if d >= 1 << 63 else d
+        j = int(np.searchsorted(cum, cum[w] + WRITE_BATCH_BYTES, side="right")) - 1
+        k = int(np.searchsorted(starts, j, side="right")) - 1  # last block start <= j
+        cut = int(starts[k]) if starts[k] > w else int(starts[np.searchsorted(starts, w, "right")])
+        buf = np.empty(int(cum[cut] - cum[w]), np.uint8)
+        n = F.format_warps(
+            w, cut, kt.grid[0], kt.grid[1], kt.warp_ptr, kt.warp_block, kt.warp_id,
+            kt.pc, kt.mask, kt.dst, kt.src, kt.opcode, op_bytes, op_len, kt.mem_width,
+            kt.line, kt.addr_ptr, kt.addrs, _MODE_IDS[address_mode], delta_count == "n",
+            immediate, lineinfo, buf,
+        )  # fmt: skip
+        out.write(memoryview(buf)[:n])
+        w = cut
 
 
 def write_kernel(
@@ -597,11 +568,9 @@ def write_kernel(
     Warps of one thread block must be consecutive in ``kt``.
     """
     path = Path(path)
-    blocks = kt.warp_block
-    if kt.n_warps > 1:
-        starts = blocks[np.r_[True, blocks[1:] != blocks[:-1]]]
-        if np.unique(starts).shape[0] != starts.shape[0]:
-            raise ValueError("warps of one thread block are not consecutive")
+    if address_mode not in _MODE_IDS or delta_count not in ("n-1", "n"):
+        raise ValueError(f"bad address_mode {address_mode!r} / delta_count {delta_count!r}")
+    _check_writable(kt)
     lineinfo = bool(kt.n_instructions and np.any(kt.line != -1))
     hdr = [
         f"-kernel name = {kt.name}",
@@ -622,9 +591,9 @@ def write_kernel(
         raw = gzip.open(path, "wb", compresslevel=3)
     else:
         raw = open(path, "wb")
-    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as out:
-        out.write("\n".join(hdr) + "\n\n" + _FORMAT_LINE + "\n\n")
-        _format_kernel_body(kt, out, address_mode, delta_count, immediate, lineinfo)
+    with raw as out:
+        out.write(("\n".join(hdr) + "\n\n" + _FORMAT_LINE + "\n\n").encode("utf-8"))
+        _write_body(kt, out, address_mode, delta_count, immediate, lineinfo)
     return path
 
 
