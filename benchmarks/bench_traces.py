@@ -190,7 +190,7 @@ def main() -> None:
         ("addresses", f"{kt.addrs.shape[0]:,}"),
         ("text size", f"{size / 1e6:.1f} MB"),
         ("columnar result size", f"{result_mb:.1f} MB"),
-        ("write (Python writer)", f"{t_write:.2f} s"),
+        ("write (Accel-Sim writer)", f"{t_write:.2f} s"),
         (f"parse time (best of {args.repeat})", f"{best_t:.3f} s"),
         ("parse throughput", f"{size / 1e6 / best_t:.1f} MB/s"),
         ("parse rate", f"{n / best_t / 1e6:.2f} M warp insts/s"),
