@@ -25,14 +25,17 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   -gpgpu_gmem_skip_L1D``; ``hit_latency_cycles = -gpgpu_l1_latency``. With
   ``-gpgpu_adaptive_cache_config 1`` the L1 is the unified size minus the smallest
   ``-gpgpu_shmem_option`` carve-out (the size GPGPU-Sim picks for a kernel without shared
-  memory; kernels with shared memory get less, not modelled here). Write policy ``T``,
+  memory; kernels with shared memory get less, see below). Write policy ``T``,
   ``E`` (write-evict) and ``L`` (local write-back, global write-through) map to
   ``write_through`` (global data is written through), ``B`` to ``write_back``; any
   write-allocate policy other than ``N`` is ``write_allocate = True``; alloc ``m`` ->
   ``miss``, ``f`` and ``s`` (streaming) -> ``fill``; a streaming cache gets GPGPU-Sim's
   MSHR sizing (one entry per line of the largest carve-out, x4 sectors if sectored;
-  merge 64). ``-gpgpu_coalesce_arch`` < 60 -> ``warp`` coalescer, >= 60 ->
-  ``quarter_warp`` (32 B sectors; 6x splits at warp granularity, the closest choice).
+  merge 64). ``-gpgpu_coalesce_arch`` < 40 -> ``warp`` coalescer, >= 40 ->
+  ``warp_sector`` (GPGPU-Sim's ``memory_coalescing_arch``: every access split into the
+  warp's distinct 32 B sectors). The adaptive carve-out is kept per kernel:
+  ``l1.unified_bytes`` and ``l1.shared_carveouts_bytes`` (the cache simulator applies
+  GPGPU-Sim's ``max_cta`` rule to each kernel).
 * L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
   n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
   ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
@@ -446,10 +449,13 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
         if r.has(v):
             r.cache(v)
     l1_ways, l1_mshr, l1_merge = l1.ways, l1.mshr_entries, l1.mshr_max_merge
+    unified_bytes, carveouts = None, ()
     if r.has("-gpgpu_adaptive_cache_config") and r.int("-gpgpu_adaptive_cache_config"):
         unified = r.int("-gpgpu_unified_l1d_size") * 1024
-        carve = min(r.ints("-gpgpu_shmem_option", ",", 1)) * 1024
+        carveouts = tuple(sorted(int(c) * 1024 for c in r.ints("-gpgpu_shmem_option", ",", 1)))
+        carve = carveouts[0]
         l1_ways = round((unified - carve) / (l1.sets * l1.line_bytes))
+        unified_bytes = unified
     if l1.alloc_policy == "streaming":
         l1_mshr = l1.sets * l1.ways * _MAX_DEFAULT_CACHE_SIZE_MULTIPLIER * (4 if l1.sectored else 1)
         l1_merge = _MAX_WARP_PER_SM
@@ -478,7 +484,9 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
         "set_index": l1.set_index,
         "banks": r.int("-gpgpu_l1_banks", 1),
         "hit_latency_cycles": r.int("-gpgpu_l1_latency", 1),
-        "coalescer": "warp" if r.int("-gpgpu_coalesce_arch", 13) < 60 else "quarter_warp",
+        "coalescer": "warp" if r.int("-gpgpu_coalesce_arch", 13) < 40 else "warp_sector",
+        "unified_bytes": unified_bytes,
+        "shared_carveouts_bytes": carveouts,
     }
 
     # ---- L2 -----------------------------------------------------------------

@@ -80,15 +80,37 @@ class L1Config(_Strict):
         default=1, ge=1, description="tag lookups per cycle (GPGPU-Sim -gpgpu_l1_banks)"
     )
     hit_latency_cycles: int = Field(ge=1)
-    coalescer: Literal["warp", "quarter_warp"] = Field(
+    coalescer: Literal["warp", "quarter_warp", "warp_sector"] = Field(
         default="warp",
         description="'warp': one request per line touched by the warp (Pascal and earlier); "
-        "'quarter_warp': per 8-thread group, 32 B sectors (Volta and later, paper 004 III-A)",
+        "'quarter_warp': per 8-thread group, 32 B sectors (Volta and later, paper 004 III-A); "
+        "'warp_sector': the whole warp's distinct 32 B sectors (GPGPU-Sim/Accel-Sim "
+        "-gpgpu_coalesce_arch >= 40)",
+    )
+    unified_bytes: int | None = Field(
+        default=None,
+        ge=1024,
+        description="adaptive L1/shared carve-out (GPGPU-Sim -gpgpu_adaptive_cache_config): "
+        "unified L1 + shared memory per SM; per kernel the L1 gets the unified size minus "
+        "the smallest shared_carveouts_bytes option that holds the kernel's shared memory "
+        "(size_bytes is then the L1 of a kernel without shared memory). None = fixed L1",
+    )
+    shared_carveouts_bytes: tuple[int, ...] = Field(
+        default=(), description="shared memory carve-out options (-gpgpu_shmem_option)"
     )
 
     @model_validator(mode="after")
     def _geometry(self) -> L1Config:
         _check_geometry(self.size_bytes, self.ways, self.line_bytes, self.sector_bytes, "l1")
+        if self.unified_bytes is not None:
+            opts = self.shared_carveouts_bytes
+            if not opts or list(opts) != sorted(opts) or opts[-1] >= self.unified_bytes:
+                raise ValueError(
+                    "l1.shared_carveouts_bytes must be sorted, non-empty and below "
+                    f"l1.unified_bytes={self.unified_bytes} when the carve-out is adaptive"
+                )
+            if self.unified_bytes % (self.sets * self.line_bytes):
+                raise ValueError("l1.unified_bytes is not a multiple of sets * line_bytes")
         return self
 
     @property

@@ -201,6 +201,8 @@ def run_kernel(
     req_line: np.ndarray,
     req_mask: np.ndarray,
     req_full: np.ndarray,
+    req_bank: np.ndarray,
+    req_l2set: np.ndarray,
     spl: np.int64,
     line_log2: np.int64,
     # L1
@@ -242,7 +244,6 @@ def run_kernel(
     Request ``r`` of an instruction enters the L1 at ``time + r`` (one access per cycle).
     """
     l1_sets = l1_tags.shape[1]
-    l2_sets = l2_tags.shape[1]
     line_bytes = np.int64(1) << line_log2
     l2_fetch = sector_bytes if l2_sectored else line_bytes
     all_sec = np.uint32((np.int64(1) << spl) - 1)
@@ -258,11 +259,8 @@ def run_kernel(
             rmask = req_mask[r]
             rfull = req_full[r]
             # L2 bank and partition-local set (channel bits removed)
-            addr = line << line_log2
-            chunk = addr // interleave
-            b = chunk % banks
-            local = (chunk // banks) * interleave + addr % interleave
-            s2 = (local >> line_log2) % l2_sets
+            b = req_bank[r]  # precomputed by mdm.memory.hashing.l2_bank_and_set
+            s2 = req_l2set[r]
             if kind != 0 or not l1_enabled:
                 # stores (write-through, no allocate) and atomics go to the L2
                 is_w = kind != 0

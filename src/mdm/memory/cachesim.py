@@ -46,7 +46,9 @@ import numpy as np
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
 from mdm.memory import _core
+from mdm.memory.carveout import kernel_l1_ways
 from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.schedule import resident_blocks, schedule_kernel
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
 from mdm.traces.model import AppTrace, InstrClass, KernelTrace
@@ -100,6 +102,10 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l1.allocate_on,
         l1.set_index,
         l1.coalescer,
+        l1.unified_bytes,
+        l1.shared_carveouts_bytes,
+        l2.bank_index,
+        gpu.dram.channels,
         l2.size_bytes,
         l2.banks,
         l2.ways,
@@ -119,11 +125,10 @@ def cache_key(gpu: GPUConfig) -> tuple:
 def _check_supported(gpu: GPUConfig) -> None:
     l1, l2 = gpu.l1, gpu.l2
     problems = []
-    if l2.set_index != "linear":
-        problems.append(f"l2.set_index={l2.set_index!r} (only 'linear' is implemented)")
+    problems.extend(check_l2_mapping(gpu))
     if l1.allocate_on != "miss":
         problems.append("l1.allocate_on='fill' (streaming L1) is not implemented")
-    if l1.write_policy != "write_through" or l1.write_allocate:
+    if l1.write_policy != "write_through":
         problems.append("only a write-through, no-write-allocate L1 is implemented")
     if l1.line_bytes != l2.line_bytes or l1.sector_bytes != l2.sector_bytes:
         problems.append("L1 and L2 must have the same line_bytes and sector_bytes")
@@ -191,7 +196,7 @@ def simulate_kernel(
     sm = sched.inst_sm[inst]
     order = np.lexsort((sm, t)).astype(np.int64)
     ns1 = spl if l1c.sectored else 1
-    shape = (gpu.n_sm, l1c.sets, l1c.ways)
+    shape = (gpu.n_sm, l1c.sets, kernel_l1_ways(kernel, gpu, bps))  # adaptive carve-out
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
     _core.run_kernel(
@@ -203,6 +208,7 @@ def simulate_kernel(
         reqs.req_line,
         reqs.req_mask,
         reqs.req_full,
+        *l2_bank_and_set(reqs.req_line, gpu),
         spl,
         int(l1c.line_bytes).bit_length() - 1,
         l1c.enabled,

@@ -1,0 +1,195 @@
+"""L2 address mapping of GPGPU-Sim / Accel-Sim: memory sub-partition (bank) and set index.
+
+Both functions are GPGPU-Sim 4.x's, bit for bit:
+
+* **IPOLY** (``ipoly_hash_function`` of ``hashing.cc``; Rau et al., ISCA 1991, equations
+  from Khairy et al., IEEE TPDS 2017): for ``n`` = 16, 32 or 64 output values
+  (polynomials IPOLY(5), IPOLY(37), IPOLY(67)), output bit ``i`` is the XOR of the
+  input ``index`` bit ``i`` and the parity of ``higher_bits & IPOLY_MASKS[n][i]``.
+* **Memory partition** (``linear_to_raw_address_translation::addrdec_tlx``, dev branch):
+  with ``C`` channels of ``P`` sub-partitions, ``2**s`` B interleaving (``dramid@s``) the
+  pre-hash sub-partition is ``chip * P + (bank & (P - 1))`` with ``chip = (addr >> s) mod
+  C`` and the DRAM bank's low bits; ``consecutive`` (indexing 0) keeps it, ``ipoly``
+  (indexing 2) hashes it with ``higher_bits = addr >> (s + log2 C + log2 P)`` and
+  ``n = C * P``. Choice made here: the sub-partition bits are the address bits just above
+  the channel bits (``addr >> (s + log2 C)``), which is where the lowest DRAM bank bit sits
+  in ``SM7_QV100``'s ``-gpgpu_mem_addr_mapping`` (``...RBBBCCCB.CCCSSSSS``, bank bit 8
+  moved to 13 by the 5 channel bits inserted at 8). Bank ids are therefore
+  ``chip * P + sub``; with ``P = 1`` this is ``chip`` = ``(addr >> s) mod C``.
+* **L2 set** (``l2_cache_config::set_index``): on the partition address, i.e. ``addr``
+  with the ``log2(C * P)`` channel and sub-partition bits at ``s`` removed
+  (``partition_address``), then ``linear``: ``(a >> line_log2) mod sets``, or ``ipoly``
+  (``cache_config::hash_function`` ``P``): ``ipoly(a >> (line_log2 + log2 sets),
+  (a >> line_log2) mod sets, sets)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+
+# hashing.cc ipoly_hash_function: input bits of `higher_bits` XORed into output bit i
+_IPOLY_BITS: dict[int, tuple[tuple[int, ...], ...]] = {
+    16: (
+        (11, 10, 9, 8, 6, 4, 3, 0),
+        (12, 8, 7, 6, 5, 3, 1, 0),
+        (9, 8, 7, 6, 4, 2, 1),
+        (10, 9, 8, 7, 5, 3, 2),
+    ),
+    32: (
+        (13, 12, 11, 10, 9, 6, 5, 3, 0),
+        (14, 13, 12, 11, 10, 7, 6, 4, 1),
+        (14, 10, 9, 8, 7, 6, 3, 2, 0),
+        (11, 10, 9, 8, 7, 4, 3, 1),
+        (12, 11, 10, 9, 8, 5, 4, 2),
+    ),
+    64: (
+        (18, 17, 16, 15, 12, 10, 6, 5, 0),
+        (15, 13, 12, 11, 10, 7, 5, 1, 0),
+        (16, 14, 13, 12, 11, 8, 6, 2, 1),
+        (17, 15, 14, 13, 12, 9, 7, 3, 2),
+        (18, 16, 15, 14, 13, 10, 8, 4, 3),
+        (17, 16, 15, 14, 11, 9, 5, 4),
+    ),
+}
+
+
+def _masks(n: int) -> np.ndarray:
+    return np.array([sum(1 << b for b in bits) for bits in _IPOLY_BITS[n]], np.int64)
+
+
+IPOLY_MASKS: dict[int, np.ndarray] = {n: _masks(n) for n in _IPOLY_BITS}
+_MASK_TABLE = np.zeros((65, 6), np.int64)  # row n: masks of IPOLY for n outputs
+for _n, _m in IPOLY_MASKS.items():
+    _MASK_TABLE[_n, : _m.shape[0]] = _m
+
+BANK_CONSECUTIVE = 0
+BANK_IPOLY = 1
+SET_LINEAR = 0
+SET_IPOLY = 1
+
+
+@njit(cache=True, inline="always")
+def _parity(x: np.int64) -> np.int64:
+    x ^= x >> 32
+    x ^= x >> 16
+    x ^= x >> 8
+    x ^= x >> 4
+    x ^= x >> 2
+    x ^= x >> 1
+    return x & 1
+
+
+@njit(cache=True)
+def ipoly_hash(higher: np.int64, index: np.int64, n: np.int64, table: np.ndarray) -> np.int64:
+    """GPGPU-Sim ``ipoly_hash_function(higher, index, n)``, ``n`` in {16, 32, 64}."""
+    out = np.int64(0)
+    nbits = 4 if n == 16 else (5 if n == 32 else 6)
+    for i in range(nbits):
+        bit = _parity(higher & table[n, i]) ^ ((index >> i) & 1)
+        out |= bit << i
+    return out
+
+
+@njit(cache=True)
+def _map_lines(
+    lines: np.ndarray,
+    line_log2: np.int64,
+    il_log2: np.int64,
+    channels: np.int64,
+    subs: np.int64,
+    sets: np.int64,
+    bank_fn: np.int64,
+    set_fn: np.int64,
+    table: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    n = lines.shape[0]
+    bank = np.empty(n, np.int64)
+    sset = np.empty(n, np.int64)
+    ch_log2 = np.int64(0)
+    while (np.int64(1) << ch_log2) < channels:
+        ch_log2 += 1
+    sub_log2 = np.int64(0)
+    while (np.int64(1) << sub_log2) < subs:
+        sub_log2 += 1
+    set_log2 = np.int64(0)
+    while (np.int64(1) << set_log2) < sets:
+        set_log2 += 1
+    nbanks = channels * subs
+    drop = ch_log2 + sub_log2
+    for r in range(n):
+        addr = lines[r] << line_log2
+        chip = (addr >> il_log2) % channels
+        sub = (addr >> (il_log2 + ch_log2)) & (subs - 1)
+        b = chip * subs + sub
+        if bank_fn == BANK_IPOLY:
+            b = ipoly_hash(addr >> (il_log2 + drop), b, nbanks, table)
+        bank[r] = b
+        # partition address: channel and sub-partition bits removed
+        local = ((addr >> (il_log2 + drop)) << il_log2) | (addr & ((np.int64(1) << il_log2) - 1))
+        idx = (local >> line_log2) % sets
+        if set_fn == SET_IPOLY:
+            idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+        sset[r] = idx
+    return bank, sset
+
+
+def check_l2_mapping(gpu: GPUConfig) -> list[str]:
+    """Reasons why :func:`l2_bank_and_set` cannot map ``gpu``'s L2 (empty when it can)."""
+    l2 = gpu.l2
+    out = []
+    if l2.bank_index not in ("consecutive", "ipoly"):
+        out.append(f"l2.bank_index={l2.bank_index!r} (only 'consecutive' and 'ipoly')")
+    if l2.set_index == "ipoly" and l2.sets_per_bank not in IPOLY_MASKS:
+        out.append(f"l2.set_index='ipoly' needs 16, 32 or 64 sets per bank, not {l2.sets_per_bank}")
+    pow2 = all(x & (x - 1) == 0 for x in (l2.banks, l2.bank_interleave_bytes, l2.sets_per_bank))
+    if (l2.set_index == "ipoly" or l2.bank_index == "ipoly") and not pow2:
+        out.append("IPOLY needs power-of-two banks, interleave and sets per bank")
+    if l2.bank_index == "ipoly":
+        if l2.banks not in IPOLY_MASKS:
+            out.append(f"l2.bank_index='ipoly' needs 16, 32 or 64 banks, not {l2.banks}")
+        if l2.banks % gpu.dram.channels:
+            out.append(f"l2.banks={l2.banks} is not a multiple of dram.channels")
+    return out
+
+
+def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
+    """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``).
+
+    ``consecutive`` banks: ``(addr // interleave) mod banks`` (channels = banks); ``ipoly``:
+    GPGPU-Sim's IPOLY over ``dram.channels`` channels x ``banks / channels`` sub-partitions.
+    """
+    problems = check_l2_mapping(gpu)
+    if problems:
+        raise ConfigError(None, f"L2 mapping of {gpu.name!r}: " + "; ".join(problems))
+    l2 = gpu.l2
+    ipoly_bank = l2.bank_index == "ipoly"
+    channels = gpu.dram.channels if ipoly_bank else l2.banks
+    subs = l2.banks // channels
+    lines = np.ascontiguousarray(lines, dtype=np.int64)
+    if not ipoly_bank and (
+        l2.banks & (l2.banks - 1) or l2.bank_interleave_bytes & (l2.bank_interleave_bytes - 1)
+    ):
+        # non power of two (e.g. 24 channels): GPGPU-Sim's "gap" path, chunk mod banks
+        addr = lines << (int(l2.line_bytes).bit_length() - 1)
+        il = l2.bank_interleave_bytes
+        chunk = addr // il
+        local = (chunk // l2.banks) * il + addr % il
+        sets = (local // l2.line_bytes) % l2.sets_per_bank
+        if l2.set_index == "ipoly":
+            raise ConfigError(None, "l2.set_index='ipoly' needs power-of-two banks")
+        return chunk % l2.banks, sets
+    return _map_lines(
+        lines,
+        int(l2.line_bytes).bit_length() - 1,
+        int(l2.bank_interleave_bytes).bit_length() - 1,
+        channels,
+        subs,
+        l2.sets_per_bank,
+        BANK_IPOLY if ipoly_bank else BANK_CONSECUTIVE,
+        SET_IPOLY if l2.set_index == "ipoly" else SET_LINEAR,
+        _MASK_TABLE,
+    )
