@@ -93,8 +93,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--models", nargs="+", default=["mdm"])
     ap.add_argument("--skip-sweep", action="store_true")
+    ap.add_argument("--skip-per-config", action="store_true")
     args = ap.parse_args()
-    bench_per_config(args.models)
+    if not args.skip_per_config:
+        bench_per_config(args.models)
     if not args.skip_sweep:
         bench_sweep(args.workers)
 

@@ -234,7 +234,7 @@ def test_process_pool_and_dask_match_serial(tmp_path: Path) -> None:
     from dask.distributed import Client, LocalCluster
 
     ref = _run(tmp_path / "serial", executor="serial").table
-    pool = _run(tmp_path / "pool", executor="local", workers=2).table
+    pool = _run(tmp_path / "pool", executor="local", workers=2, start_method="fork").table
     pd.testing.assert_frame_equal(pool, ref)
     with (
         LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster,
@@ -318,6 +318,7 @@ def test_worker_errors_reach_the_user_as_mdm_errors(tmp_path: Path) -> None:
             tmp_path,
             executor="local",
             workers=1,
+            start_method="fork",
             evaluate=bad_evaluate,
             load_base=fake_base,
             cache_key=fake_key,

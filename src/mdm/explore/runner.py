@@ -245,9 +245,12 @@ def _run_serial(
 
 
 def _run_pool(
-    items: Sequence[WorkItem], evaluate: Evaluate, workers: int | None
+    items: Sequence[WorkItem], evaluate: Evaluate, workers: int | None, start_method: str
 ) -> Iterable[tuple[WorkItem, list[Row]]]:
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context(start_method)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         pending = {pool.submit(_safe_eval, evaluate, it): it for it in items}
         try:
             while pending:
@@ -302,11 +305,15 @@ def run_sweep(
     load_base: Callable[[str], Any] = _load_base,
     cache_key: Callable[[Any], tuple] = _cache_key,
     progress: bool = False,
+    start_method: str = "spawn",
 ) -> SweepResult:
     """Run (or resume) a sweep into ``out_dir``; returns the merged table.
 
     ``executor``: ``serial`` (in process), ``local`` (process pool of ``workers``),
     ``dask`` (``scheduler`` = address or a ``dask.distributed.Client``).
+    ``start_method`` of the process pool: ``spawn`` by default, because forking a
+    process whose numba-compiled code has already run can deadlock the children;
+    ``fork`` is fine when the parent has not run numba code (the tests' fakes).
     Writes ``parts/*.parquet``, then ``results.parquet`` and ``results.csv``.
     """
     out = Path(out_dir)
@@ -331,7 +338,7 @@ def run_sweep(
     if executor == "serial":
         stream = _run_serial(todo, evaluate)
     elif executor == "local":
-        stream = _run_pool(todo, evaluate, workers)
+        stream = _run_pool(todo, evaluate, workers, start_method)
     elif executor == "dask":
         if scheduler is None:
             raise ConfigError(None, "--executor dask needs --scheduler ADDRESS")

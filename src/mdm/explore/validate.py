@@ -177,7 +177,11 @@ def validate(
         for (isa, wl), g in table.groupby(["isa", "workload"], sort=True)
     ]
     if workers > 1 and backend is None and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        import multiprocessing
+
+        # spawn: forking after numba code has run can deadlock the children
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             chunks = list(pool.map(run_task, tasks))
     else:
         chunks = [run_task(t, backend) for t in tasks]
