@@ -245,4 +245,4 @@ def streaming_l1(
 
 
 def _safe(s: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)

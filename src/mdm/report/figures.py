@@ -43,7 +43,9 @@ def grouped_bars(
 ) -> list[Path]:
     """Grouped bar chart: one group per ``group`` value, one bar per ``hue`` (Fig. 5 style)."""
     piv = df.pivot_table(index=group, columns=hue, values=value, aggfunc="mean", sort=False)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(piv) * max(1, len(piv.columns)) / 2), 3.6))
+    fig, ax = plt.subplots(
+        figsize=(min(14.0, max(6.0, 2.0 + 0.18 * len(piv) * max(1, len(piv.columns)))), 3.8)
+    )
     n = max(1, len(piv.columns))
     width = 0.8 / n
     x = np.arange(len(piv))

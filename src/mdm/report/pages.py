@@ -110,7 +110,7 @@ def validation_report(res: Any, out: str | Path) -> Path:
 
 
 def _safe(s: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
 
 
 def _clean(o: Any) -> Any:
