@@ -1,0 +1,125 @@
+"""Cache simulator vs Accel-Sim: per reference run, our counters next to the reference's.
+
+For every row of ``../shared/reference/results.csv`` whose configuration the simulator
+supports, the trace is simulated on the configuration imported from the run's
+``gpgpusim.config`` plus the row's ``extra_options``. Prints, per run: L1 read
+accesses, hits, pending hits, misses, L1 and L2 miss rates, DRAM reads and writes
+(atoms), ours / reference / relative difference; then the mean absolute differences.
+Figures only, no assertions. Usage::
+
+    python benchmarks/compare_cachesim_reference.py [--reference ../shared/reference]
+        [--arch mdm_pascal] [--workload stride32 ...] [--baseline-only] [--csv out.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mdm.config.accelsim import import_accelsim
+from mdm.errors import MdmError
+from mdm.memory import simulate_app
+from mdm.traces import open_trace
+
+COLUMNS = [  # (name, ours attribute or callable, reference column)
+    ("l1_acc", "l1_read_accesses", "l1d_rd_accesses"),
+    ("l1_hit", "l1_read_hits", "l1d_rd_hits"),
+    ("l1_pend", "l1_read_pending_hits", "l1d_rd_pending_hits"),
+    ("l1_miss", "l1_read_misses", "l1d_rd_misses"),
+    ("l1_mr", "l1_miss_rate", "l1d_rd_miss_rate"),
+    ("l2_mr", "l2_miss_rate", "l2_miss_rate"),
+    ("dram_rd", "dram_reads", "dram_reads"),
+    ("dram_wr", "dram_writes", "dram_writes"),
+]
+
+
+def compare(
+    reference: Path, arch: str | None, workloads: list[str], baseline_only: bool
+) -> pd.DataFrame:
+    """One row per run: ``<col>_ours``, ``<col>_ref``, ``<col>_rel`` for every column."""
+    res = pd.read_csv(reference / "results.csv", keep_default_na=False)
+    if arch:
+        res = res[res.arch == arch]
+    if workloads:
+        res = res[res.workload.isin(workloads)]
+    if baseline_only:
+        res = res[res.sweep_param == "baseline"]
+    traces: dict[tuple[str, str], object] = {}
+    rows = []
+    for _, row in res.iterrows():
+        cfg_dir = reference / "configs" / row.arch
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gpu = import_accelsim(cfg_dir / "gpgpusim.config", str(row.extra_options or ""))
+        key = (row.isa, row.workload)
+        if key not in traces:
+            traces[key] = open_trace(reference / "traces" / row.isa / row.workload)
+        t0 = time.perf_counter()
+        try:
+            tot = simulate_app(traces[key], gpu).total()
+        except MdmError as exc:
+            print(f"skip {row.run_id}: {exc}")
+            continue
+        wall = time.perf_counter() - t0
+        atom = gpu.dram.atom_bytes
+        ours = {
+            "l1_read_accesses": tot.l1_read_accesses,
+            "l1_read_hits": tot.l1_read_hits,
+            "l1_read_pending_hits": tot.l1_read_pending_hits,
+            "l1_read_misses": tot.l1_read_misses,
+            "l1_miss_rate": tot.l1_miss_rate,
+            "l2_miss_rate": tot.l2_miss_rate,
+            "dram_reads": tot.dram_read_bytes / atom,
+            "dram_writes": tot.dram_write_bytes / atom,
+        }
+        out: dict[str, object] = {"run": row.run_id, "sim_s": wall}
+        for name, attr, ref_col in COLUMNS:
+            o, r = float(ours[attr]), float(row[ref_col])
+            out[f"{name}_ours"] = o
+            out[f"{name}_ref"] = r
+            out[f"{name}_rel"] = (o - r) / r if r else (0.0 if o == 0 else np.inf)
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reference", type=Path, default=Path("../shared/reference"))
+    ap.add_argument("--arch", default="mdm_pascal", help="'' for all architectures")
+    ap.add_argument("--workload", action="append", default=[])
+    ap.add_argument("--baseline-only", action="store_true")
+    ap.add_argument("--csv", type=Path)
+    a = ap.parse_args()
+    df = compare(a.reference, a.arch, a.workload, a.baseline_only)
+    if df.empty:
+        print("no supported runs")
+        return
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_rows", 500)
+    for name, _, _ in COLUMNS:
+        fmt = "{:.3f}" if name.endswith("_mr") else "{:.0f}"
+        df[name] = [
+            f"{fmt.format(o)}/{fmt.format(r)} ({d:+.0%})"
+            for o, r, d in zip(
+                df[f"{name}_ours"], df[f"{name}_ref"], df[f"{name}_rel"], strict=True
+            )
+        ]
+    print("ours/reference (relative difference) per run")
+    print(df[["run"] + [c[0] for c in COLUMNS]].to_string(index=False))
+    print("\nmean |ours - reference|:")
+    for name, _, _ in COLUMNS:
+        d = (df[f"{name}_ours"] - df[f"{name}_ref"]).abs().mean()
+        rel = df[f"{name}_rel"].replace(np.inf, np.nan).abs().mean()
+        print(f"  {name:8s} absolute {d:14.4f}   relative {rel:7.1%}")
+    print(f"simulation time: {df.sim_s.sum():.1f} s for {len(df)} runs")
+    if a.csv:
+        df.to_csv(a.csv, index=False)
+
+
+if __name__ == "__main__":
+    main()
