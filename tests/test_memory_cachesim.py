@@ -271,8 +271,10 @@ def test_cache_key_ignores_bandwidth_and_unsupported_configs_raise() -> None:
     g = gpu()
     assert cache_key(g) == cache_key(g.with_updates({"dram.bandwidth_gbps": 900.0}))
     assert cache_key(g) != cache_key(g.with_updates({"l1.mshr_entries": 32}))
-    with pytest.raises(ConfigError, match="streaming"):
-        simulate_kernel(_read_stream_kernel([1]), g.with_updates({"l1.allocate_on": "fill"}))
+    with pytest.raises(ConfigError, match="write-through"):
+        simulate_kernel(
+            _read_stream_kernel([1]), g.with_updates({"l1.write_policy": "write_back"})
+        )
 
 
 # ------------------------------------------------------------- vs Accel-Sim

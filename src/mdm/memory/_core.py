@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mdm.memory import streaming
+
 # access outcomes
 HIT = 0
 PENDING = 1
@@ -203,6 +205,9 @@ def run_kernel(
     req_full: np.ndarray,
     req_bank: np.ndarray,
     req_l2set: np.ndarray,
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
     spl: np.int64,
     line_log2: np.int64,
     # L1
@@ -244,6 +249,7 @@ def run_kernel(
     Request ``r`` of an instruction enters the L1 at ``time + r`` (one access per cycle).
     """
     l1_sets = l1_tags.shape[1]
+    on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
     line_bytes = np.int64(1) << line_log2
     l2_fetch = sector_bytes if l2_sectored else line_bytes
     all_sec = np.uint32((np.int64(1) << spl) - 1)
@@ -326,6 +332,11 @@ def run_kernel(
                 bit = np.uint32(1) << np.uint32(k)
                 cnt[C_L1_RD] += 1
                 per_inst[j, I_L1_ACC] += 1
+                if on_fill:
+                    streaming.drain(
+                        pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
+                        l1_merges, stamp,
+                    )  # fmt: skip
                 stamp[0] += 1
                 w = find_way(l1_tags, c, s1, line)
                 if w >= 0 and (l1_valid[c, s1, w] & bit):
@@ -338,6 +349,17 @@ def run_kernel(
                         cnt[C_L1_RD_HIT] += 1
                         per_inst[j, I_L1_HIT] += 1
                     continue
+                if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
+                    pi = streaming.find(pend, pend_n, c, line, k)
+                    if pi >= 0:
+                        if pend[c, pi, 3] < l1_max_merge:
+                            pend[c, pi, 3] += 1
+                            cnt[C_L1_RD_PEND] += 1
+                            per_inst[j, I_L1_PEND] += 1
+                        else:  # merge slots full: waits for the fill, then hits
+                            cnt[C_L1_RD_HIT] += 1
+                            per_inst[j, I_L1_HIT] += 1
+                        continue
                 # miss: a new MSHR entry; when all are in flight, wait for the oldest
                 cnt[C_L1_RD_MISS] += 1
                 per_inst[j, I_L1_MISS] += 1
@@ -345,7 +367,7 @@ def run_kernel(
                 t_eff = t
                 if mshr_ring[c, h] > t_eff:
                     t_eff = mshr_ring[c, h]
-                if w < 0:
+                if w < 0 and not on_fill:
                     w, t_free = victim(l1_tags, l1_lru, l1_fill, c, s1, t_eff)
                     if t_free > t_eff:
                         t_eff = t_free
@@ -354,9 +376,10 @@ def run_kernel(
                     for q in range(l1_fill.shape[3]):
                         l1_fill[c, s1, w, q] = -np.inf
                         l1_merges[c, s1, w, q] = 0
-                l1_lru[c, s1, w] = stamp[0]
-                l1_valid[c, s1, w] |= bit
-                l1_merges[c, s1, w, k] = 0
+                if not on_fill:
+                    l1_lru[c, s1, w] = stamp[0]
+                    l1_valid[c, s1, w] |= bit
+                    l1_merges[c, s1, w, k] = 0
                 # fetch from the L2: the whole line (non-sectored L1) or sector k
                 ready = t_eff
                 if l2_sectored:
@@ -392,6 +415,12 @@ def run_kernel(
                         per_inst[j, I_L2_MISS] += 1
                     ready = rd
                 fill_t = ready + l2_lat
-                l1_fill[c, s1, w, k] = fill_t
+                if on_fill:
+                    streaming.add(
+                        pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
+                        l1_valid, l1_fill, l1_merges, stamp,
+                    )  # fmt: skip
+                else:
+                    l1_fill[c, s1, w, k] = fill_t
                 mshr_ring[c, h] = fill_t
                 mshr_head[c] = (h + 1) % n_mshr

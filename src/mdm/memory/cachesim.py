@@ -122,12 +122,21 @@ def cache_key(gpu: GPUConfig) -> tuple:
     )
 
 
+def _pending_table(gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-SM table of in-flight fills of a streaming L1 (:mod:`mdm.memory.streaming`);
+    zero entries (allocate-on-miss) switch streaming off."""
+    n = gpu.l1.mshr_entries if gpu.l1.allocate_on == "fill" else 0
+    return (
+        np.zeros((gpu.n_sm, n, 4), np.int64),
+        np.zeros((gpu.n_sm, n), np.float64),
+        np.zeros(gpu.n_sm, np.int64),
+    )
+
+
 def _check_supported(gpu: GPUConfig) -> None:
     l1, l2 = gpu.l1, gpu.l2
     problems = []
     problems.extend(check_l2_mapping(gpu))
-    if l1.allocate_on != "miss":
-        problems.append("l1.allocate_on='fill' (streaming L1) is not implemented")
     if l1.write_policy != "write_through":
         problems.append("only a write-through, no-write-allocate L1 is implemented")
     if l1.line_bytes != l2.line_bytes or l1.sector_bytes != l2.sector_bytes:
@@ -209,6 +218,7 @@ def simulate_kernel(
         reqs.req_mask,
         reqs.req_full,
         *l2_bank_and_set(reqs.req_line, gpu),
+        *_pending_table(gpu),
         spl,
         int(l1c.line_bytes).bit_length() - 1,
         l1c.enabled,

@@ -1,0 +1,131 @@
+"""Streaming L1 (``l1.allocate_on = 'fill'``, paper 004 section III-C): numba helpers.
+
+A read miss allocates no line: it only takes an MSHR entry (one per in-flight sector,
+or line when not sectored) recorded in a per-SM table of pending fills; the line is
+allocated -- LRU victim chosen, sector made valid -- when the fill returns. So there
+is no reservation and no ``LINE_ALLOC_FAIL``: a set whose every way has a fill in flight
+never stalls a miss. A read to a sector with a fill in flight merges into its entry (a
+pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the fill and
+counts as a hit (the rule of the allocate-on-miss L1).
+
+Table of SM ``c`` (``P`` entries): ``pend[c, i] = (line, set, sector, merges)`` and
+``pend_t[c, i]`` = fill time (core cycles); ``pend_n[c]`` entries in use. Before a read at
+time ``t`` the fills with time ``<= t`` are applied in time order (:func:`drain`); a full
+table applies its earliest fill first (the MSHR ring of the caller already delays a miss
+until the oldest entry completes, so this only reorders equal-time events).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mdm.memory import _core  # module, not names: _core imports this module
+
+
+@njit(cache=True)
+def _apply(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    i: np.int64,
+    tags: np.ndarray,
+    lru: np.ndarray,
+    valid: np.ndarray,
+    fill: np.ndarray,
+    merges: np.ndarray,
+    stamp: np.ndarray,
+) -> None:
+    """Fill entry ``i`` of SM ``c`` into the cache and remove it from the table."""
+    line = pend[c, i, 0]
+    s = pend[c, i, 1]
+    k = pend[c, i, 2]
+    tf = pend_t[c, i]
+    w = _core.find_way(tags, c, s, line)
+    if w < 0:
+        w, _ = _core.victim(tags, lru, fill, c, s, tf)
+        tags[c, s, w] = line
+        valid[c, s, w] = 0
+        for q in range(fill.shape[3]):
+            fill[c, s, w, q] = -np.inf
+            merges[c, s, w, q] = 0
+    stamp[0] += 1
+    lru[c, s, w] = stamp[0]
+    valid[c, s, w] |= np.uint32(1) << np.uint32(k)
+    last = pend_n[c] - 1
+    for f in range(4):
+        pend[c, i, f] = pend[c, last, f]
+    pend_t[c, i] = pend_t[c, last]
+    pend_n[c] = last
+
+
+@njit(cache=True)
+def drain(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    t: float,
+    tags: np.ndarray,
+    lru: np.ndarray,
+    valid: np.ndarray,
+    fill: np.ndarray,
+    merges: np.ndarray,
+    stamp: np.ndarray,
+) -> None:
+    """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
+    while pend_n[c] > 0:
+        best = -1
+        best_t = np.inf
+        for i in range(pend_n[c]):
+            if pend_t[c, i] < best_t:
+                best_t = pend_t[c, i]
+                best = i
+        if best_t > t:
+            return
+        _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
+
+
+@njit(cache=True)
+def find(
+    pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
+) -> np.int64:
+    """Index of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
+    for i in range(pend_n[c]):
+        if pend[c, i, 0] == line and pend[c, i, 2] == k:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def add(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    line: np.int64,
+    s: np.int64,
+    k: np.int64,
+    tf: float,
+    tags: np.ndarray,
+    lru: np.ndarray,
+    valid: np.ndarray,
+    fill: np.ndarray,
+    merges: np.ndarray,
+    stamp: np.ndarray,
+) -> None:
+    """Record a new in-flight fill (sector ``k`` of ``line`` in set ``s``) arriving at ``tf``."""
+    if pend_n[c] == pend.shape[1]:  # full: the earliest fill completes first
+        best = 0
+        for i in range(1, pend_n[c]):
+            if pend_t[c, i] < pend_t[c, best]:
+                best = i
+        _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
+    n = pend_n[c]
+    pend[c, n, 0] = line
+    pend[c, n, 1] = s
+    pend[c, n, 2] = k
+    pend[c, n, 3] = 0
+    pend_t[c, n] = tf
+    pend_n[c] = n + 1

@@ -1,0 +1,359 @@
+"""Volta-and-later paths of the cache simulator: IPOLY L2 hashing, adaptive L1/shared
+carve-out, warp_sector coalescing, streaming (allocate-on-fill) L1, and agreement with
+Accel-Sim's SM7_QV100 reference runs."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_memory_cachesim import BASE, LD, make_kernel
+
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+from mdm.memory import _core, simulate_kernel, streaming
+from mdm.memory.carveout import adaptive_l1_ways, carveout_blocks, kernel_l1_ways
+from mdm.memory.coalesce import coalesce
+from mdm.memory.hashing import _IPOLY_BITS, _MASK_TABLE, ipoly_hash, l2_bank_and_set
+
+SM7 = "sm7_qv100"
+
+
+def _sm7() -> GPUConfig:
+    from mdm.config.load import load_gpu
+
+    return load_gpu(SM7)
+
+
+# ------------------------------------------------------------------ IPOLY
+def _ipoly_slow(higher: int, index: int, n: int) -> int:
+    """hashing.cc ipoly_hash_function with bitsets, as written there."""
+    out = 0
+    for i, bits in enumerate(_IPOLY_BITS[n]):
+        b = (index >> i) & 1
+        for p in bits:
+            b ^= (higher >> p) & 1
+        out |= b << i
+    return out
+
+
+@pytest.mark.parametrize(
+    ("higher", "index", "n", "want"),
+    [
+        (0, 5, 64, 5),  # no high bits: the index itself
+        (1, 0, 64, 0b000011),  # a[0] feeds new_index[0] and [1] (IPOLY(67))
+        (1 << 18, 0, 64, 0b010001),  # a[18] feeds [0] and [4]
+        (1 << 12, 0, 64, 0b001111),  # a[12] feeds [0..3]
+        (1 << 14, 0, 32, 0b00110),  # a[14] feeds [1] and [2] (IPOLY(37))
+        (1 << 12, 3, 16, 0b0001),  # a[12] feeds [1] of IPOLY(5): 3 ^ 2
+    ],
+)
+def test_ipoly_golden(higher: int, index: int, n: int, want: int) -> None:
+    assert ipoly_hash(higher, index, n, _MASK_TABLE) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**40), st.integers(0, 63), st.sampled_from([16, 32, 64]))
+def test_ipoly_matches_bitset_formula_and_is_gf2_linear(higher: int, index: int, n: int) -> None:
+    index %= n
+    h = ipoly_hash(higher, index, n, _MASK_TABLE)
+    assert h == _ipoly_slow(higher, index, n)
+    # XOR-linear: hash(a, i) ^ hash(b, 0) == hash(a ^ b, i)
+    assert h ^ ipoly_hash(12345, 0, n, _MASK_TABLE) == ipoly_hash(
+        higher ^ 12345, index, n, _MASK_TABLE
+    )
+
+
+@pytest.mark.parametrize(
+    ("addr", "bank", "l2set"),
+    [
+        # hand-worked for SM7_QV100: 32 channels x 2 sub-partitions, dramid@8, 32 sets
+        (0x80, 0, 1),  # line 1 of chunk 0: set 1
+        (0x100, 2, 0),  # chip = addr bit 8 -> 1, sub-partition id = chip * 2 + bit 13
+        (0x2000, 1, 0),  # bit 13: sub-partition 1 of channel 0
+        (0x4000, 3, 2),  # high bits a = addr >> 14 = 1 -> bank 0b11; local addr 0x100 -> set 2
+        (
+            1 << 26,
+            15,
+            28,
+        ),  # a[12] -> bank 0b1111; local 1 << 20 -> set ipoly32(1 << 8, 0) = 0b11100
+    ],
+)
+def test_sm7_l2_mapping_golden(addr: int, bank: int, l2set: int) -> None:
+    b, s = l2_bank_and_set(np.array([addr >> 7]), _sm7())
+    assert (int(b[0]), int(s[0])) == (bank, l2set)
+
+
+def test_sm7_ipoly_spreads_power_of_two_strides_over_all_banks() -> None:
+    g = _sm7()
+    for shift in range(20):  # 256 B chunks at stride 2**shift: 64 distinct banks
+        lines = (np.arange(64, dtype=np.int64) << shift) * 2
+        banks, sets = l2_bank_and_set(lines, g)
+        assert len(set(banks.tolist())) == 64, shift
+        assert sets.max() < g.l2.sets_per_bank
+
+
+def test_consecutive_mapping_is_unchanged_by_the_refactor() -> None:
+    g = GPUConfig.model_validate(BASE)  # 2 banks, 256 B interleave, linear sets
+    lines = np.arange(1000, dtype=np.int64) * 7
+    b, s = l2_bank_and_set(lines, g)
+    addr = lines * 128
+    chunk = addr // 256
+    assert np.array_equal(b, chunk % 2)
+    local = (chunk // 2) * 256 + addr % 256
+    assert np.array_equal(s, (local // 128) % g.l2.sets_per_bank)
+
+
+def test_ipoly_needs_supported_bank_counts() -> None:
+    g = _sm7()
+    bad = g.with_updates({"l2.banks": 48, "l2.size_bytes": 48 * 32 * 24 * 128, "dram.channels": 24})
+    with pytest.raises(ConfigError, match="ipoly"):
+        l2_bank_and_set(np.array([1]), bad)
+
+
+# ------------------------------------------------------------ carve-out
+def test_adaptive_carveout_rule() -> None:
+    g = _sm7()  # 128 KB unified, 4 sets x 128 B, options 0/8/16/32/64/96 KB
+    assert adaptive_l1_ways(0, g) == 256
+    assert adaptive_l1_ways(1, g) == 240  # 8 KB carve-out: 120 KB of L1
+    assert adaptive_l1_ways(8192, g) == 240
+    assert adaptive_l1_ways(8193, g) == 224
+    assert adaptive_l1_ways(18432, g) == 192  # 32 KB
+    assert adaptive_l1_ways(98304, g) == 64
+    with pytest.raises(ConfigError, match="carve-out"):
+        adaptive_l1_ways(98305, g)
+    fixed = g.with_updates({"l1.unified_bytes": None})
+    assert adaptive_l1_ways(50000, fixed) == fixed.l1.ways
+
+
+def test_kernel_carveout_uses_max_cta_with_grid_clamp() -> None:
+    g = _sm7()
+    k = make_kernel([(LD, [4 * i for i in range(32)], 4)], warps=1)
+    k = dataclasses.replace(k, block=(256, 1, 1), grid=(448, 1, 1), shmem_bytes=3072)
+    # 8 blocks of 256 threads fit an SM, but 448 blocks on 80 SMs give ceil(448 / 80) = 6
+    assert carveout_blocks(k, g, blocks_per_sm=8) == 6
+    assert kernel_l1_ways(k, g, blocks_per_sm=8) == 192  # 6 * 3 KB = 18 KB -> 32 KB carve-out
+    assert kernel_l1_ways(dataclasses.replace(k, shmem_bytes=0), g, 8) == 256
+
+
+def test_unified_config_validation() -> None:
+    g = _sm7()
+    with pytest.raises(ConfigError, match="shared_carveouts_bytes"):
+        g.with_updates({"l1.shared_carveouts_bytes": (65536, 8192)})
+    with pytest.raises(ConfigError, match="shared_carveouts_bytes"):
+        g.with_updates({"l1.shared_carveouts_bytes": ()})
+
+
+def test_carveout_reduces_l1_capacity_in_the_simulator() -> None:
+    # 2 sets x 4 ways fixed L1 of 1 KB; unified 2 KB (8 ways) with options 0 / 1 KB
+    base = {**BASE, "n_sm": 1, "l1": {**BASE["l1"], "size_bytes": 2048, "ways": 8}}
+    base["l1"] |= {"unified_bytes": 2048, "shared_carveouts_bytes": (0, 1024)}
+    g = GPUConfig.model_validate(base)
+    lines = list(range(0, 16, 2)) * 2  # 8 lines of set 0, twice: fit 8 ways, not 4
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in lines])
+    full = simulate_kernel(k, g, blocks_per_sm=1)
+    carved = simulate_kernel(dataclasses.replace(k, shmem_bytes=512), g, blocks_per_sm=1)
+    assert full.l1_read_misses == 8
+    assert carved.l1_read_misses == 16  # LRU with 4 ways: every reuse evicted
+
+
+# ---------------------------------------------------------- coalescer
+def test_warp_sector_coalescer_merges_across_the_whole_warp() -> None:
+    # lanes 0-7 and 8-15 read the same sector: quarter_warp gives 2 accesses, warp_sector 1
+    k = make_kernel([(LD, [4096 + 4 * (i % 8) for i in range(16)], 4)])
+    q = coalesce(k, 128, 32, "quarter_warp")
+    w = coalesce(k, 128, 32, "warp_sector")
+    assert q.n_requests.tolist() == [2] and w.n_requests.tolist() == [1]
+    assert w.req_mask.tolist() == [1]
+    # a fully coalesced 128 B access: one request with all 4 sectors
+    k2 = make_kernel([(LD, [4096 + 4 * i for i in range(32)], 4)])
+    assert coalesce(k2, 128, 32, "warp_sector").req_mask.tolist() == [0b1111]
+
+
+# ------------------------------------------------------ streaming L1
+def _stream_fast(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int):
+    """Drive the numba helpers of the streaming L1 as ``_core.run_kernel`` does."""
+    tags = np.full((1, sets, ways), -1, np.int64)
+    lru = np.zeros((1, sets, ways), np.int64)
+    valid = np.zeros((1, sets, ways), np.uint32)
+    fill = np.full((1, sets, ways, 4), -np.inf)
+    merges = np.zeros((1, sets, ways, 4), np.int32)
+    stamp = np.zeros(1, np.int64)
+    pend = np.zeros((1, 1024, 4), np.int64)
+    pend_t = np.zeros((1, 1024))
+    pend_n = np.zeros(1, np.int64)
+    out = []
+    for t, line, k in acc:
+        s = line % sets
+        streaming.drain(pend, pend_t, pend_n, 0, t, tags, lru, valid, fill, merges, stamp)
+        stamp[0] += 1
+        w = _core.find_way(tags, 0, s, line)
+        if w >= 0 and valid[0, s, w] >> k & 1:
+            lru[0, s, w] = stamp[0]
+            out.append("hit")
+            continue
+        i = streaming.find(pend, pend_n, 0, line, k)
+        if i >= 0:
+            if pend[0, i, 3] < merge:
+                pend[0, i, 3] += 1
+                out.append("pending")
+            else:
+                out.append("hit")
+            continue
+        out.append("miss")
+        streaming.add(
+            pend, pend_t, pend_n, 0, line, s, k, t + lat, tags, lru, valid, fill, merges, stamp
+        )
+    streaming.drain(pend, pend_t, pend_n, 0, np.inf, tags, lru, valid, fill, merges, stamp)
+    final = {(s, int(x)) for s in range(sets) for x in tags[0, s] if x >= 0}
+    return out, final
+
+
+def _stream_slow(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int):
+    """Plain-Python allocate-on-fill sectored LRU cache with an MSHR per sector."""
+    cache = [OrderedDict() for _ in range(sets)]  # line -> set of valid sectors, LRU first
+    pending: dict[tuple[int, int], list] = {}  # (line, sector) -> [fill time, merges, seq]
+    seq = 0
+
+    def apply_until(t: float) -> None:
+        for key, (tf, _, _) in sorted(pending.items(), key=lambda kv: (kv[1][0], kv[1][2])):
+            if tf > t:
+                break
+            line, k = key
+            c = cache[line % sets]
+            if line not in c:
+                if len(c) == ways:
+                    c.popitem(last=False)
+                c[line] = set()
+            c.move_to_end(line)
+            c[line].add(k)
+            del pending[key]
+
+    out = []
+    for t, line, k in acc:
+        apply_until(t)
+        c = cache[line % sets]
+        if line in c and k in c[line]:
+            c.move_to_end(line)
+            out.append("hit")
+        elif (line, k) in pending:
+            e = pending[(line, k)]
+            if e[1] < merge:
+                e[1] += 1
+                out.append("pending")
+            else:
+                out.append("hit")
+        else:
+            out.append("miss")
+            pending[(line, k)] = [t + lat, 0, seq]
+            seq += 1
+    apply_until(np.inf)
+    return out, {(s, x) for s in range(sets) for x in cache[s]}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 5), st.integers(0, 23), st.integers(0, 3)), max_size=150),
+    st.integers(1, 3),
+    st.integers(1, 3),
+)
+def test_streaming_l1_matches_plain_python(
+    steps: list[tuple[int, int, int]], ways: int, merge: int
+) -> None:
+    t, acc = 0.0, []
+    for dt, line, k in steps:  # increasing times: distinct fill times, no ties
+        t += dt
+        acc.append((t, line, k))
+    fast = _stream_fast(acc, 2, ways, 7.5, merge)
+    slow = _stream_slow(acc, 2, ways, 7.5, merge)
+    assert fast[0] == slow[0]
+    assert fast[1] == slow[1]
+
+
+def _gpu_stream(**l1: object) -> GPUConfig:
+    return GPUConfig.model_validate(
+        {**BASE, "n_sm": 1, "l1": {**BASE["l1"], "sectored": True, **l1}}
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 400), min_size=1, max_size=80, unique=True))
+def test_streaming_equals_allocate_on_miss_without_reuse(lines: list[int]) -> None:
+    k = make_kernel([(LD, [128 * x + 4 * i for i in range(32)], 4) for x in lines])
+    a = simulate_kernel(k, _gpu_stream(), blocks_per_sm=1)
+    b = simulate_kernel(k, _gpu_stream(allocate_on="fill"), blocks_per_sm=1)
+    assert a.l1_read_accesses == b.l1_read_accesses == 4 * len(lines)
+    assert b.l1_read_misses == a.l1_read_misses == 4 * len(lines)
+    assert (b.l2_accesses, b.l2_misses, b.dram_read_bytes) == (
+        a.l2_accesses,
+        a.l2_misses,
+        a.dram_read_bytes,
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 31), min_size=1, max_size=120))
+def test_streaming_stream_that_fits_has_only_compulsory_misses(lines: list[int]) -> None:
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in lines])  # 32 lines = the 4 KB L1
+    s = simulate_kernel(k, _gpu_stream(allocate_on="fill"), blocks_per_sm=1)
+    assert s.l1_read_misses == len(set(lines))
+    assert s.l1_read_hits + s.l1_read_pending_hits == len(lines) - len(set(lines))
+
+
+# ---------------------------------------------------- vs Accel-Sim SM7_QV100
+def _sm7_rows(reference_dir: Path):
+    pd = pytest.importorskip("pandas")
+    res = pd.read_csv(reference_dir / "results.csv")
+    return res[(res.arch == "SM7_QV100") & (res.sweep_param == "baseline")]
+
+
+SM7_WORKLOADS = [
+    "vecadd",
+    "stride1",
+    "stencil2d",
+    "gemm_tiled",
+    "stride32",
+    "spmv_csr",
+    "kmeans",
+    "gather",
+    "pchase",
+    "bw_dram",
+    "bw_l2",
+]
+
+
+# L1 read miss rate tolerance (absolute) where the miss count depends on how the timing
+# model interleaves warps: stride32 re-reads each warp's 32 lines 3 times with 48 warps x
+# 32 lines per SM against a 768-line L1 (LRU thrash: whether a re-read survives depends
+# on how many other warps' loads come in between); spmv_csr's gathers likewise.
+TIMING_SENSITIVE = {"stride32": 0.25, "spmv_csr": 0.04}
+
+
+@pytest.mark.parametrize("workload", SM7_WORKLOADS)
+def test_against_accelsim_sm7_qv100(reference_dir: Path, workload: str) -> None:
+    """L1 read and write accesses exactly (warp_sector coalescer); L1 read miss rate within
+    0.02 absolute (``TIMING_SENSITIVE``: wider), L2 miss rate within 0.02 absolute, DRAM
+    reads within 2 % (25 % for stride32, whose L2 traffic is its L1 misses). The hit /
+    pending-hit split depends on the timing model and is not asserted."""
+    from mdm.memory import simulate_app
+    from mdm.traces.accelsim import read_app
+
+    rows = _sm7_rows(reference_dir)
+    row = rows[rows.workload == workload].iloc[0]
+    g = _sm7()
+    tot = simulate_app(read_app(reference_dir / "traces" / row.isa / workload), g).total()
+    assert tot.l1_read_accesses == row.l1d_rd_accesses
+    if row.l1d_wr_accesses == row.l1d_wr_accesses:  # NaN when the run has no store
+        assert tot.l1_write_accesses == row.l1d_wr_accesses
+    tol = TIMING_SENSITIVE.get(workload, 0.02)
+    assert tot.l1_read_misses / tot.l1_read_accesses == pytest.approx(
+        row.l1d_rd_misses / row.l1d_rd_accesses, abs=tol
+    )
+    assert tot.l2_miss_rate == pytest.approx(row.l2_misses / row.l2_accesses, abs=0.02)
+    rel = 0.25 if workload == "stride32" else 0.02
+    assert tot.dram_read_bytes / g.dram.atom_bytes == pytest.approx(row.dram_reads, rel=rel)
