@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
 from mdm.memory import cache_key, simulate_app, simulate_kernel
+from mdm.memory.cachesim import _L2State
 from mdm.memory.coalesce import coalesce, global_memory_instructions
-from mdm.memory.schedule import schedule_kernel
+from mdm.memory.schedule import timed_layout
+from mdm.memory.stats import SCALAR_FIELDS
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
 
 BASE = {
@@ -136,15 +138,15 @@ def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str) -> N
 
 
 # --------------------------------------------------- fast vs plain-Python cache
-def naive_sim(k: KernelTrace, g: GPUConfig) -> dict[str, int]:
+def naive_sim(k: KernelTrace, g: GPUConfig, order_inst: np.ndarray) -> dict[str, int]:
     """Plain LRU hierarchy without time (latencies ~0): non-sectored write-through L1
-    per SM, banked write-back fetch-on-write L2, in the simulator's order."""
+    per SM, banked write-back fetch-on-write L2, in the simulator's order
+    ``order_inst`` (instruction indices)."""
     inst = global_memory_instructions(k)
     r = coalesce(k, 128, 32, g.l1.coalescer, inst)
-    nreq = np.zeros(k.n_instructions)
-    nreq[inst] = r.n_requests
-    s = schedule_kernel(k, g.n_sm, 32, g.sm.schedulers, g.l2_hit_latency_cycles, nreq)
-    order = np.lexsort((s.inst_sm[inst], s.inst_time[inst]))
+    s = timed_layout(k, g.n_sm, 32)
+    order = np.searchsorted(inst, order_inst)
+    assert sorted(order) == list(range(len(inst)))
     l1 = [[OrderedDict() for _ in range(g.l1.sets)] for _ in range(g.n_sm)]
     l2 = [[OrderedDict() for _ in range(g.l2.sets_per_bank)] for _ in range(g.l2.banks)]
     c = dict.fromkeys(["l1r", "l1h", "l1m", "l1w", "l2", "l2m", "dr", "dw"], 0)
@@ -206,8 +208,9 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
     k = make_kernel(insts, warps=data.draw(st.integers(1, 6)))
     # one SM: request times then increase in processing order (see cachesim docstring)
     g = gpu().with_updates({"n_sm": 1})
-    got = simulate_kernel(k, g, blocks_per_sm=32)
-    want = naive_sim(k, g)
+    state = _L2State(g)
+    got = simulate_kernel(k, g, l2=state, blocks_per_sm=32)
+    want = naive_sim(k, g, state.last_order)
     assert (got.l1_read_accesses, got.l1_read_hits, got.l1_read_misses) == (
         want["l1r"],
         want["l1h"],
@@ -267,14 +270,9 @@ def test_per_pc_and_tracked_warps_add_up() -> None:
     assert list(w.requests) == [32, 1]
 
 
-def test_cache_key_ignores_bandwidth_and_unsupported_configs_raise() -> None:
-    g = gpu()
-    assert cache_key(g) == cache_key(g.with_updates({"dram.bandwidth_gbps": 900.0}))
-    assert cache_key(g) != cache_key(g.with_updates({"l1.mshr_entries": 32}))
+def test_unsupported_configs_raise() -> None:
     with pytest.raises(ConfigError, match="write-through"):
-        simulate_kernel(
-            _read_stream_kernel([1]), g.with_updates({"l1.write_policy": "write_back"})
-        )
+        simulate_kernel(_read_stream_kernel([1]), gpu(write_policy="write_back"))
 
 
 # ------------------------------------------------------------- vs Accel-Sim
@@ -300,3 +298,103 @@ def test_against_accelsim_mdm_pascal(reference_dir: Path, workload: str) -> None
     assert tot.l1_miss_rate == pytest.approx(ref_l1, rel=0.05, abs=0.02)
     assert tot.l2_miss_rate == pytest.approx(row.l2_misses / row.l2_accesses, rel=0.05, abs=0.02)
     assert tot.dram_read_bytes / g.dram.atom_bytes == pytest.approx(row.dram_reads, rel=0.05)
+
+
+# ------------------------------------------------------------- timing
+def _dep_kernel(lines: list[int]) -> KernelTrace:
+    """One warp: each load of a whole line into R1 is followed by an instruction that
+    reads R1 (so the warp waits for the data before its next load)."""
+    insts = []
+    for x in lines:
+        insts += [(LD, [128 * x] * 32, 4), (int(InstrClass.FP32), [], 0)]
+    k = make_kernel(insts)
+    ld = k.iclass == LD
+    k.dst[ld, 0] = 1
+    k.src[~ld, 0] = 1
+    return k
+
+
+def test_dependent_reload_is_a_hit_not_a_pending_hit() -> None:
+    g = gpu().with_updates({"l2.hit_latency_ns": 100.0, "dram.latency_ns": 200.0})
+    # independent loads of one line merge into the in-flight miss ...
+    s = simulate_kernel(_read_stream_kernel([5, 5]), g, blocks_per_sm=1)
+    assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 1, 0)
+    # ... a load after a consumer of the first one waits for all its data: a hit
+    s = simulate_kernel(_dep_kernel([5, 5, 5]), g, blocks_per_sm=1)
+    assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 0, 2)
+
+
+def test_uncontended_completion_and_dram_queueing() -> None:
+    """Hand-worked times (core cycles at 1 GHz: 1 ns = 1 cycle): a dependent load of a
+    new line completes ``l1 + l2 + dram`` after issue; DRAM channels serve ``bytes /
+    (bandwidth / channels)`` cycles per line, so loads of many lines of one channel
+    finish later when the DRAM bandwidth is lower."""
+    g = gpu().with_updates(
+        {"core_clock_mhz": 1000.0, "l2.hit_latency_ns": 100.0, "dram.latency_ns": 200.0}
+    )
+    state = _L2State(g)
+    simulate_kernel(_dep_kernel([7]), g, l2=state, blocks_per_sm=1)
+    # kernel end = load completion (issue 0 + 20 + 100 + 200), then the consumer issues
+    # (1 / 4 schedulers), then the next-kernel margin (100 + 200)
+    assert state.time == pytest.approx(20 + 100 + 200 + 0.25 + 100 + 200)
+    ch_line = 128 / (480.0 / 2)  # cycles per line on one of the 2 channels
+    ch = 7 * 128 // 256 % 2
+    assert state.dram_free[ch] == pytest.approx(ch_line)
+    # 32 lines of one channel (stride 512 B) in one instruction: DRAM-bound
+    # (an L1 of 64 sets: no set has all ways reserved, no L1 waits)
+    g = g.with_updates({"l1.size_bytes": 32768})
+    k = make_kernel([(LD, [512 * i for i in range(32)], 4)])
+    ends = []
+    for bw in (480.0, 48.0):
+        st_ = _L2State(g.with_updates({"dram.bandwidth_gbps": bw}))
+        simulate_kernel(k, g.with_updates({"dram.bandwidth_gbps": bw}), l2=st_, blocks_per_sm=1)
+        ends.append(st_.dram_free.max())
+    # requests reach the L2 one per cycle (L1 port); a line takes 128 / 240 cycles of the
+    # channel at 480 GB/s (arrival-bound: last arrival 31 + one line), 128 / 24 at 48
+    assert ends[0] == pytest.approx(31 + 128 / 240.0)
+    assert ends[1] == pytest.approx(32 * 128 / 24.0)
+
+
+def test_mshr_limit_blocks_the_l1() -> None:
+    """With one MSHR entry a second miss waits for the first fill; a hit behind it in
+    the (blocking) L1 waits too, so a later merge candidate finds the line filled."""
+    g = gpu().with_updates({"l2.hit_latency_ns": 100.0, "l1.mshr_entries": 1})
+    # one instruction: lines 1 and 2 (two misses), then line 2 again independently
+    k = make_kernel([(LD, [128] * 16 + [256] * 16, 4), (LD, [256] * 32, 4)])
+    s = simulate_kernel(k, g, blocks_per_sm=1)
+    # the miss to line 2 waits for line 1's fill (+100): the reload of line 2 one cycle
+    # later is still in flight -> pending hit
+    assert (s.l1_read_misses, s.l1_read_pending_hits) == (2, 1)
+
+
+TIMING_UPDATES = {
+    "core_clock_mhz": 1000.0,
+    "n_sm": 3,
+    "sm.schedulers": 2,
+    "sm.max_warps": 32,
+    "l1.banks": 2,
+    "l1.hit_latency_cycles": 30,
+    "l1.mshr_entries": 32,
+    "l1.mshr_max_merge": 4,
+    "l2.hit_latency_ns": 50.0,
+    "dram.latency_ns": 50.0,
+    "dram.bandwidth_gbps": 900.0,
+    "dram.channels": 4,
+    "noc.bandwidth_gbps": 500.0,
+    "noc.sm_port_gbps": 20.0,
+}
+
+
+@pytest.mark.parametrize("field", sorted(TIMING_UPDATES))
+def test_cache_key_holds_every_field_the_simulation_reads(field: str) -> None:
+    g = gpu()
+    assert cache_key(g) != cache_key(g.with_updates({field: TIMING_UPDATES[field]}))
+
+
+def test_same_cache_key_same_counts() -> None:
+    g = gpu()
+    h = g.with_updates({"dram.atom_bytes": 64, "latency.fp32_cycles": 9})
+    assert cache_key(g) == cache_key(h)
+    k = make_kernel([(LD, [128 * i for i in range(32)], 4)], warps=4)
+    a, b = simulate_kernel(k, g), simulate_kernel(k, h)
+    assert [getattr(a, f) for f in SCALAR_FIELDS] == [getattr(b, f) for f in SCALAR_FIELDS]

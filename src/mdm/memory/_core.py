@@ -96,6 +96,15 @@ def victim(
     return soon, soon_t
 
 
+@njit(cache=True, inline="always")
+def dram_queue(dram_free: np.ndarray, ch: np.int64, t: float, nbytes: np.int64, bpc: float) -> float:
+    """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
+    ``max(t, channel free)``; returns the service start (FIFO in arrival order)."""
+    s = dram_free[ch] if dram_free[ch] > t else t
+    dram_free[ch] = s + nbytes / bpc
+    return s
+
+
 @njit(cache=True)
 def l2_access(
     tags: np.ndarray,
@@ -119,6 +128,9 @@ def l2_access(
     max_merge: np.int64,
     fetch_bytes: np.int64,
     dram_lat: float,
+    dram_free: np.ndarray,
+    ch: np.int64,
+    dram_bpc: float,
 ) -> tuple[np.int64, float]:
     """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time).
 
@@ -127,6 +139,10 @@ def l2_access(
     else fetching it first (non-sectored, GPGPU-Sim fetch-on-write ``F``) or marking it
     partial so that a later read fetches it (sectored, lazy fetch-on-read ``L``).
     A dirty victim writes its dirty sectors (the whole line when not sectored) to DRAM.
+
+    Timing: every DRAM transfer (fetch or write) occupies channel ``ch`` for
+    ``bytes / dram_bpc`` cycles (:func:`dram_queue`); a fetch's data is ready
+    ``dram_lat`` after its service starts (the uncontended latency includes the transfer).
     """
     ns = fill.shape[3]
     bit = np.uint32(1) << np.uint32(k)
@@ -139,6 +155,7 @@ def l2_access(
                 dirty[b, s, w] |= bit
             else:
                 cnt[C_DRAM_WR] += fetch_bytes
+                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
         if fill[b, s, w, k] > t:
             if merges[b, s, w, k] < max_merge:
                 merges[b, s, w, k] += 1
@@ -148,6 +165,7 @@ def l2_access(
     # miss
     if is_write and not write_alloc:
         cnt[C_DRAM_WR] += fetch_bytes
+        dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
         return MISS, t
     t_eff = t
     if w < 0:
@@ -155,6 +173,7 @@ def l2_access(
         if tags[b, s, w] >= 0 and dirty[b, s, w]:
             if ns == 1:
                 cnt[C_DRAM_WR] += fetch_bytes
+                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
             else:
                 d = dirty[b, s, w]
                 n = 0
@@ -162,6 +181,7 @@ def l2_access(
                     n += d & np.uint32(1)
                     d >>= np.uint32(1)
                 cnt[C_DRAM_WR] += n * fetch_bytes
+                dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc)
         tags[b, s, w] = line
         valid[b, s, w] = 0
         dirty[b, s, w] = 0
@@ -178,17 +198,18 @@ def l2_access(
             dirty[b, s, w] |= bit
         else:
             cnt[C_DRAM_WR] += fetch_bytes
+            dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc)
         if full:
             partial[b, s, w] &= ~bit
         elif ns > 1:
             partial[b, s, w] |= bit
         else:
             cnt[C_DRAM_RD] += fetch_bytes
-            ready = t_eff + dram_lat
+            ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
     else:
         partial[b, s, w] &= ~bit
         cnt[C_DRAM_RD] += fetch_bytes
-        ready = t_eff + dram_lat
+        ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
     fill[b, s, w, k] = ready
     return MISS, ready
 
@@ -242,11 +263,34 @@ def run_kernel(
     dram_lat: float,
     cnt: np.ndarray,
     per_inst: np.ndarray,
+    l1_port: np.ndarray,
+    port_step: float,
+    noc_free: np.ndarray,
+    noc_step: float,
+    dram_free: np.ndarray,
+    n_ch: np.int64,
+    dram_bpc: float,
+    l1_lat: float,
+    i_done: np.ndarray,
 ) -> None:
     """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
 
     ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
-    Request ``r`` of an instruction enters the L1 at ``time + r`` (one access per cycle).
+    Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
+
+    * a request enters the L1 of SM ``c`` at ``max(i_time, l1_port[c])`` and occupies it
+      ``port_step`` (1 / ``l1.banks``) cycles; the L1 is *blocking*: a miss that waits for
+      a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
+      fill), for a reserved way, or a read to a line whose merge slots are full (waits for
+      the fill) holds every later access of the SM;
+    * a miss leaves through the SM's share of the NoC: it is sent at
+      ``max(t, noc_free[c])``, then ``noc_free[c]`` advances by ``noc_step`` (reply bytes
+      / the SM's bytes per cycle), i.e. the reply bandwidth is enforced in request order;
+    * the L2 sees it then; an L2 miss queues at its DRAM channel
+      (``bank * n_ch // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
+      (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
+    * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
+      ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
     """
     l1_sets = l1_tags.shape[1]
     on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
@@ -259,14 +303,17 @@ def run_kernel(
         c = np.int64(i_sm[j])
         kind = i_kind[j]
         t0 = i_time[j]
+        done_j = t0
         for r in range(req_ptr[j], req_ptr[j + 1]):
-            t = t0 + (r - req_ptr[j])
+            t = l1_port[c] if l1_port[c] > t0 else t0
+            l1_port[c] = t + port_step
             line = req_line[r]
             rmask = req_mask[r]
             rfull = req_full[r]
             # L2 bank and partition-local set (channel bits removed)
             b = req_bank[r]  # precomputed by mdm.memory.hashing.l2_bank_and_set
             s2 = req_l2set[r]
+            ch = b * n_ch // banks
             if kind != 0 or not l1_enabled:
                 # stores (write-through, no allocate) and atomics go to the L2
                 is_w = kind != 0
@@ -292,11 +339,14 @@ def run_kernel(
                         if not (rmask >> np.uint32(k)) & np.uint32(1):
                             continue
                         full = bool((rfull >> np.uint32(k)) & np.uint32(1)) and kind == 1
-                        o, _ = l2_access(
+                        o, rd2 = l2_access(
                             l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                             l2_merges, stamp, cnt, b, s2, line, k, t, is_w, full,
                             write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                            dram_free, ch, dram_bpc,
                         )  # fmt: skip
+                        if not is_w and rd2 + l2_lat > done_j:
+                            done_j = rd2 + l2_lat
                         cnt[C_L2] += 1
                         per_inst[j, I_L2_ACC] += 1
                         if not is_w:
@@ -308,11 +358,14 @@ def run_kernel(
                                 cnt[C_L2_RD_MISS] += 1
                 else:
                     full = rfull == all_sec and kind == 1
-                    o, _ = l2_access(
+                    o, rd2 = l2_access(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                         l2_merges, stamp, cnt, b, s2, line, 0, t, is_w, full,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                        dram_free, ch, dram_bpc,
                     )  # fmt: skip
+                    if not is_w and rd2 + l2_lat > done_j:
+                        done_j = rd2 + l2_lat
                     cnt[C_L2] += 1
                     per_inst[j, I_L2_ACC] += 1
                     if not is_w:
@@ -345,13 +398,24 @@ def run_kernel(
                         l1_merges[c, s1, w, k] += 1
                         cnt[C_L1_RD_PEND] += 1
                         per_inst[j, I_L1_PEND] += 1
+                        if l1_fill[c, s1, w, k] > done_j:
+                            done_j = l1_fill[c, s1, w, k]
                     else:  # a hit (after waiting for the fill when the merge slots are full)
                         cnt[C_L1_RD_HIT] += 1
                         per_inst[j, I_L1_HIT] += 1
+                        tf = l1_fill[c, s1, w, k]
+                        if tf > t:  # blocking: the cache waits with it
+                            if tf + port_step > l1_port[c]:
+                                l1_port[c] = tf + port_step
+                        else:
+                            tf = t
+                        if tf > done_j:
+                            done_j = tf
                     continue
                 if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
                     pi = streaming.find(pend, pend_n, c, line, k)
                     if pi >= 0:
+                        tf = pend_t[c, pi]
                         if pend[c, pi, 3] < l1_max_merge:
                             pend[c, pi, 3] += 1
                             cnt[C_L1_RD_PEND] += 1
@@ -359,6 +423,8 @@ def run_kernel(
                         else:  # merge slots full: waits for the fill, then hits
                             cnt[C_L1_RD_HIT] += 1
                             per_inst[j, I_L1_HIT] += 1
+                        if tf > done_j:
+                            done_j = tf
                         continue
                 # miss: a new MSHR entry; when all are in flight, wait for the oldest
                 cnt[C_L1_RD_MISS] += 1
@@ -380,6 +446,12 @@ def run_kernel(
                     l1_lru[c, s1, w] = stamp[0]
                     l1_valid[c, s1, w] |= bit
                     l1_merges[c, s1, w, k] = 0
+                if t_eff > t and t_eff + port_step > l1_port[c]:  # blocking cache
+                    l1_port[c] = t_eff + port_step
+                # the request leaves at the SM's NoC share (reply bandwidth)
+                if noc_free[c] > t_eff:
+                    t_eff = noc_free[c]
+                noc_free[c] = t_eff + noc_step
                 # fetch from the L2: the whole line (non-sectored L1) or sector k
                 ready = t_eff
                 if l2_sectored:
@@ -390,6 +462,7 @@ def run_kernel(
                             l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                             l2_merges, stamp, cnt, b, s2, line, q, t_eff, False, False,
                             write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                            dram_free, ch, dram_bpc,
                         )  # fmt: skip
                         cnt[C_L2] += 1
                         cnt[C_L2_RD] += 1
@@ -405,6 +478,7 @@ def run_kernel(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                         l2_merges, stamp, cnt, b, s2, line, 0, t_eff, False, False,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                        dram_free, ch, dram_bpc,
                     )  # fmt: skip
                     cnt[C_L2] += 1
                     cnt[C_L2_RD] += 1
@@ -424,3 +498,6 @@ def run_kernel(
                     l1_fill[c, s1, w, k] = fill_t
                 mshr_ring[c, h] = fill_t
                 mshr_head[c] = (h + 1) % n_mshr
+                if fill_t > done_j:
+                    done_j = fill_t
+        i_done[j] = done_j + l1_lat

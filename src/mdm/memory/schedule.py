@@ -1,4 +1,10 @@
-"""Thread blocks to SMs, and an approximate time order of the memory instructions.
+"""Thread blocks to SMs, and the time order of the memory instructions.
+
+The cache simulator uses :func:`timed_layout` (block assignment below, issue segments)
+and :func:`run_timed` (GTO issue per SM with timing feedback from the caches: a warp
+waits for its loads' data, the LD/ST unit and the blocking L1 stall the SM; see its
+docstring). :func:`schedule_kernel` is the older feedback-free approximation
+(described next), kept for callers that need issue times without a cache simulation.
 
 The cache simulator is timing-free, but the order in which the L1s and the shared L2
 see the accesses, and which misses are still *in flight* when a later access to the

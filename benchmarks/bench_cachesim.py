@@ -1,0 +1,75 @@
+"""Speed of the cache simulator: accesses per second per core and peak RSS.
+
+Generates a large built-in workload (``mdm.traces.workloads.generate``; default the
+memory-divergent ``stride`` kernel, GS = 32: one 128 B line per lane), warms numba up on
+a small one (compilation excluded), then times on one core (numba is single-threaded
+here):
+
+* ``coalesce+sim``: :func:`mdm.memory.simulate_app` as the pipeline calls it;
+* ``sim only``: the same minus the coalescer's time (measured separately).
+
+Figures only, no assertions. Usage::
+
+    python benchmarks/bench_cachesim.py [--workload stride] [--ctas 8192] [--gpu mdm_pascal]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from mdm.config.load import load_gpu
+from mdm.memory import cachesim
+from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.traces.workloads import generate
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workload", default="stride")
+    ap.add_argument("--ctas", type=int, default=8192)
+    ap.add_argument("--gpu", default="mdm_pascal")
+    ap.add_argument("--repeat", type=int, default=2)
+    a = ap.parse_args()
+    gpu = load_gpu(a.gpu)
+    # warm-up: compile every numba function on a small instance
+    small = generate(a.workload, ctas=64)
+    cachesim.simulate_app(small, gpu)
+    t0 = time.perf_counter()
+    app = generate(a.workload, ctas=a.ctas)
+    gen_s = time.perf_counter() - t0
+    rss0 = _peak_rss_mb()
+    l1 = gpu.l1
+    best_coal = best_all = np.inf
+    n_acc = 0
+    for _ in range(a.repeat):
+        t0 = time.perf_counter()
+        for k in app.kernels:
+            inst = global_memory_instructions(k)
+            coalesce(k, l1.line_bytes, l1.sector_bytes, l1.coalescer, inst)
+        best_coal = min(best_coal, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        res = cachesim.simulate_app(app, gpu)
+        best_all = min(best_all, time.perf_counter() - t0)
+        tot = res.total()
+        n_acc = tot.l1_read_accesses + tot.l1_write_accesses
+    best_sim = best_all - best_coal
+    n_inst = sum(k.n_instructions for k in app.kernels)
+    print(
+        f"workload {a.workload} ctas={a.ctas} on {gpu.name}: {n_inst:,} warp instructions, "
+        f"{n_acc:,} L1 accesses ({tot.l2_accesses:,} L2), generated in {gen_s:.1f} s"
+    )
+    print(f"  sim only       {best_sim:7.2f} s  {n_acc / best_sim / 1e6:7.2f} M accesses/s/core")
+    print(f"  coalesce+sim   {best_all:7.2f} s  {n_acc / best_all / 1e6:7.2f} M accesses/s/core")
+    print(f"  peak RSS {_peak_rss_mb():.0f} MB (after generating the trace: {rss0:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()
