@@ -17,7 +17,12 @@ from test_memory_cachesim import BASE, LD, make_kernel
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
 from mdm.memory import _core, simulate_kernel, streaming
-from mdm.memory.carveout import adaptive_l1_ways, carveout_blocks, kernel_l1_ways
+from mdm.memory.carveout import (
+    adaptive_l1_ways,
+    carveout_blocks,
+    kernel_allocates_on_fill,
+    kernel_l1_ways,
+)
 from mdm.memory.coalesce import coalesce
 from mdm.memory.hashing import _IPOLY_BITS, _MASK_TABLE, ipoly_hash, l2_bank_and_set
 
@@ -139,6 +144,16 @@ def test_kernel_carveout_uses_max_cta_with_grid_clamp() -> None:
     assert carveout_blocks(k, g, blocks_per_sm=8) == 6
     assert kernel_l1_ways(k, g, blocks_per_sm=8) == 192  # 6 * 3 KB = 18 KB -> 32 KB carve-out
     assert kernel_l1_ways(dataclasses.replace(k, shmem_bytes=0), g, 8) == 256
+
+
+def test_adaptive_streaming_l1_allocates_on_miss_without_shared_memory() -> None:
+    g = _sm7().with_updates({"l1.allocate_on": "fill"})
+    k = make_kernel([(LD, [4 * i for i in range(32)], 4)])
+    assert not kernel_allocates_on_fill(k, g, 1)  # whole unified array: ON_MISS
+    assert kernel_allocates_on_fill(dataclasses.replace(k, shmem_bytes=4), g, 1)
+    fixed = g.with_updates({"l1.unified_bytes": None})
+    assert kernel_allocates_on_fill(k, fixed, 1)
+    assert not kernel_allocates_on_fill(k, _sm7(), 1)
 
 
 def test_unified_config_validation() -> None:
