@@ -22,12 +22,24 @@ Model (all choices the papers leave open are listed here):
 * **MSHRs** (paper 001 section III-D; Accel-Sim ``HIT_RESERVED``): a read to a line
   (sector, if sectored) whose fill is still in flight merges into its MSHR entry -- a
   *pending hit* -- up to ``l1.mshr_max_merge`` requests; when the entry is full the
-  request waits for the fill and is then a hit. "In flight" uses the approximate issue
-  times of :mod:`mdm.memory.schedule` (core cycles): a miss issued at ``t`` is in flight
-  until ``t + L2 hit latency`` (plus ``dram latency`` when it also misses in the L2;
-  paper 001 eq. 4 form ``L_MinLLC + L_MinDRAM``). A new miss when all
-  ``l1.mshr_entries`` of the SM are in flight starts when the oldest one completes.
-  Request ``r`` of an instruction enters the L1 at ``t + r`` (one access per cycle).
+  request waits for the fill and is then a hit.
+* **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
+  driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
+  instructions GTO per SM and simulates each memory instruction when it issues; a
+  warp that reads a loaded register waits until ALL requests of that load completed.
+  Per SM, the L1 takes ``l1.banks`` accesses per cycle and is blocking (a miss without
+  a free MSHR entry, with every way of its set reserved, or a read whose MSHR entry
+  has ``mshr_max_merge`` merges waits, and every later access of the SM with it); an
+  MSHR entry frees when its fill returns. A miss completes at
+  ``max(t, SM's NoC share free) + L2 hit latency`` (paper 001 eq. 4,
+  ``L_MinLLC``), plus, for an L2 miss, its DRAM channel's queue and ``dram latency``
+  (``L_MinDRAM``): replies to an SM are limited to ``min(noc.sm_port_gbps,
+  noc.bandwidth_gbps / active SMs)`` (a line, or a sector when the L1 is sectored,
+  per reply) and DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per
+  channel (L2 bank ``b`` -> channel ``b * channels // banks``). Uncontended, a load
+  completes ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue.
+  Not modelled: L2 bank/MSHR throughput, request-direction NoC traffic (stores),
+  DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks, bank =
   ``(addr // bank_interleave_bytes) mod banks``, or GPGPU-Sim's ``ipoly``; the set index
@@ -59,7 +71,7 @@ from mdm.memory import _core
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
-from mdm.memory.schedule import resident_blocks, schedule_kernel
+from mdm.memory.schedule import resident_blocks, run_timed, timed_layout
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
 from mdm.traces.model import AppTrace, InstrClass, KernelTrace
 
@@ -82,10 +94,13 @@ _COUNTER_FIELDS = {
 def cache_key(gpu: GPUConfig) -> tuple:
     """Exactly the configuration fields the cache simulation depends on.
 
-    Two configurations with the same key give identical :class:`CacheSimResult` counts,
-    so a sweep over e.g. DRAM or NoC bandwidth needs one simulation. The clock and the
-    memory latencies are included because they set how long a miss stays in flight
-    (MSHR merging); ``dram.atom_bytes`` is not (results are in bytes).
+    Two configurations with the same key give identical :class:`CacheSimResult` counts.
+    The simulation is timed (hit vs pending hit vs miss depends on when fills return),
+    so the key holds everything that sets those times: the core clock, the L1 pipeline
+    latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share)
+    and the DRAM bandwidth and channels (queueing); a sweep over DRAM or NoC bandwidth
+    therefore needs one simulation per point. ``dram.atom_bytes`` is not included
+    (results are in bytes).
     """
     sm, l1, l2 = gpu.sm, gpu.l1, gpu.l2
     return (
@@ -129,7 +144,22 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l2.bank_interleave_bytes,
         l2.hit_latency_ns,
         gpu.dram.latency_ns,
+        # timing (mdm.memory._core.run_kernel, mdm.memory.schedule.run_timed)
+        l1.banks,
+        l1.hit_latency_cycles,
+        gpu.noc.bandwidth_gbps,
+        gpu.noc.sm_port_gbps,
+        gpu.dram.bandwidth_gbps,
     )
+
+
+def _sm_reply_bytes_per_cycle(gpu: GPUConfig, n_active: int) -> float:
+    """An SM's share of the L2-to-SM bandwidth, bytes per core cycle:
+    ``min(noc.sm_port_gbps, noc.bandwidth_gbps / active SMs) / core GHz``."""
+    share = gpu.noc.bandwidth_gbps / n_active
+    if gpu.noc.sm_port_gbps is not None:
+        share = min(share, gpu.noc.sm_port_gbps)
+    return share / gpu.core_clock_ghz
 
 
 def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,6 +205,10 @@ class _L2State:
         self.merges = np.zeros((*shape, ns), np.int32)
         self.stamp = np.zeros(1, np.int64)
         self.time = 0.0
+        self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
+        self.last_order = np.zeros(
+            0, np.int64
+        )  # memory instructions of the last kernel, in simulation order
 
 
 def _kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
@@ -206,23 +240,18 @@ def simulate_kernel(
     inst = global_memory_instructions(kernel)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
-    nreq = np.zeros(kernel.n_instructions, np.float64)
-    nreq[inst] = reqs.n_requests
-    sched = schedule_kernel(
-        kernel, gpu.n_sm, bps, gpu.sm.schedulers, gpu.l2_hit_latency_cycles, nreq
-    )
-    t = sched.inst_time[inst] + l2.time
-    sm = sched.inst_sm[inst]
-    order = np.lexsort((sm, t)).astype(np.int64)
+    lay = timed_layout(kernel, gpu.n_sm, bps)
+    sm = lay.inst_sm[inst]
+    kinds = _kinds(kernel, inst)
+    i_time = np.zeros(inst.shape[0], np.float64)
+    i_done = np.zeros(inst.shape[0], np.float64)
+    l1_port = np.zeros(gpu.n_sm, np.float64)  # next free L1 access slot per SM
     ns1 = spl if l1c.sectored else 1
     shape = (gpu.n_sm, l1c.sets, kernel_l1_ways(kernel, gpu, bps))  # adaptive carve-out
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
-    _core.run_kernel(
-        order,
-        sm.astype(np.int32),
-        t.astype(np.float64),
-        _kinds(kernel, inst),
+    cargs = (
+        kinds,
         reqs.req_ptr,
         reqs.req_line,
         reqs.req_mask,
@@ -261,9 +290,46 @@ def simulate_kernel(
         gpu.dram_latency_cycles,
         cnt,
         per_inst,
+        l1_port,
+        1.0 / l1c.banks,
+        np.zeros(gpu.n_sm, np.float64),  # NoC reply share free time
+        (l1c.sector_bytes if l1c.sectored else l1c.line_bytes)
+        / _sm_reply_bytes_per_cycle(gpu, max(lay.n_active_sms, 1)),
+        l2.dram_free,
+        gpu.dram.channels,
+        gpu.dram_bytes_per_cycle / gpu.dram.channels,
+        float(l1c.hit_latency_cycles),
+        i_done,
     )
+    inst_mem = np.full(kernel.n_instructions, -1, np.int64)
+    ldst = np.isin(
+        kernel.iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]
+    )
+    inst_mem[ldst] = -2
+    inst_mem[inst] = np.arange(inst.shape[0])
+    proc = np.zeros(inst.shape[0], np.int64)
+    end = run_timed(
+        lay.order,
+        lay.grp_ptr,
+        lay.grp_sm,
+        lay.wseg_ptr,
+        lay.seg_first,
+        inst_mem,
+        kinds == 0,
+        gpu.n_sm,
+        1.0 / gpu.sm.schedulers,
+        max(1, gpu.sm.max_warps // gpu.sm.schedulers),
+        l2.time,
+        np.ascontiguousarray(sm, dtype=np.int32),
+        i_time,
+        i_done,
+        proc,
+        l1_port,
+        cargs,
+    )
+    l2.last_order = inst[proc]
     # the next kernel starts after this one's last fill could have returned
-    l2.time += sched.end_time + gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
+    l2.time = max(end, l2.time) + gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
