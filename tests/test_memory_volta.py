@@ -200,7 +200,7 @@ def _stream_fast(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: f
     merges = np.zeros((1, sets, ways, 4), np.int32)
     stamp = np.zeros(1, np.int64)
     pend = np.zeros((1, 1024, 4), np.int64)
-    pend_t = np.zeros((1, 1024))
+    pend_t = np.full((1, 1025), np.inf)  # last column: earliest pending fill
     pend_n = np.zeros(1, np.int64)
     out = []
     for t, line, k in acc:

@@ -168,7 +168,7 @@ def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarra
     n = gpu.l1.mshr_entries if on_fill else 0
     return (
         np.zeros((gpu.n_sm, n, 4), np.int64),
-        np.zeros((gpu.n_sm, n), np.float64),
+        np.full((gpu.n_sm, n + 1), np.inf),  # column n: earliest pending fill
         np.zeros(gpu.n_sm, np.int64),
     )
 

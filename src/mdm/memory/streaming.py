@@ -9,7 +9,9 @@ pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the 
 counts as a hit (the rule of the allocate-on-miss L1).
 
 Table of SM ``c`` (``P`` entries): ``pend[c, i] = (line, set, sector, merges)`` and
-``pend_t[c, i]`` = fill time (core cycles); ``pend_n[c]`` entries in use. Before a read at
+``pend_t[c, i]`` = fill time (core cycles); ``pend_n[c]`` entries in use; ``pend_t[c, P]``
+caches the earliest fill time of the table (``inf`` when empty) so that a read with
+nothing to fill costs O(1). Before a read at
 time ``t`` the fills with time ``<= t`` are applied in time order (:func:`drain`); a full
 table applies its earliest fill first (the MSHR ring of the caller already delays a miss
 until the oldest entry completes, so this only reorders equal-time events).
@@ -21,6 +23,27 @@ import numpy as np
 from numba import njit
 
 from mdm.memory import _core  # module, not names: _core imports this module
+
+
+@njit(cache=True, inline="always")
+def _lru_way(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.int64:
+    """An invalid way, else the least recently used one (nothing is ever reserved)."""
+    best = 0
+    for w in range(tags.shape[2]):
+        if tags[c, s, w] < 0:
+            return w
+        if lru[c, s, w] < lru[c, s, best]:
+            best = w
+    return best
+
+
+@njit(cache=True, inline="always")
+def _refresh_min(pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
+    m = np.inf
+    for i in range(pend_n[c]):
+        if pend_t[c, i] < m:
+            m = pend_t[c, i]
+    pend_t[c, pend_t.shape[1] - 1] = m
 
 
 @njit(cache=True)
@@ -41,10 +64,9 @@ def _apply(
     line = pend[c, i, 0]
     s = pend[c, i, 1]
     k = pend[c, i, 2]
-    tf = pend_t[c, i]
     w = _core.find_way(tags, c, s, line)
     if w < 0:
-        w, _ = _core.victim(tags, lru, fill, c, s, tf)
+        w = _lru_way(tags, lru, c, s)
         tags[c, s, w] = line
         valid[c, s, w] = 0
         for q in range(fill.shape[3]):
@@ -75,6 +97,8 @@ def drain(
     stamp: np.ndarray,
 ) -> None:
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
+    if pend_t[c, pend_t.shape[1] - 1] > t:
+        return
     while pend_n[c] > 0:
         best = -1
         best_t = np.inf
@@ -83,8 +107,10 @@ def drain(
                 best_t = pend_t[c, i]
                 best = i
         if best_t > t:
+            pend_t[c, pend_t.shape[1] - 1] = best_t
             return
         _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
+    pend_t[c, pend_t.shape[1] - 1] = np.inf
 
 
 @njit(cache=True)
@@ -122,6 +148,7 @@ def add(
             if pend_t[c, i] < pend_t[c, best]:
                 best = i
         _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
+        _refresh_min(pend_t, pend_n, c)
     n = pend_n[c]
     pend[c, n, 0] = line
     pend[c, n, 1] = s
@@ -129,3 +156,5 @@ def add(
     pend[c, n, 3] = 0
     pend_t[c, n] = tf
     pend_n[c] = n + 1
+    if tf < pend_t[c, pend_t.shape[1] - 1]:
+        pend_t[c, pend_t.shape[1] - 1] = tf
