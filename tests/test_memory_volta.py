@@ -191,7 +191,9 @@ def test_warp_sector_coalescer_merges_across_the_whole_warp() -> None:
 
 
 # ------------------------------------------------------ streaming L1
-def _stream_fast(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int):
+def _stream_fast(
+    acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int, cap: int
+):
     """Drive the numba helpers of the streaming L1 as ``_core.run_kernel`` does."""
     tags = np.full((1, sets, ways), -1, np.int64)
     lru = np.zeros((1, sets, ways), np.int64)
@@ -199,9 +201,7 @@ def _stream_fast(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: f
     fill = np.full((1, sets, ways, 4), -np.inf)
     merges = np.zeros((1, sets, ways, 4), np.int32)
     stamp = np.zeros(1, np.int64)
-    pend = np.zeros((1, 1024, 4), np.int64)
-    pend_t = np.full((1, 1025), np.inf)  # last column: earliest pending fill
-    pend_n = np.zeros(1, np.int64)
+    pend, pend_t, pend_n = streaming.new_table(1, cap)
     out = []
     for t, line, k in acc:
         s = line % sets
@@ -229,15 +229,18 @@ def _stream_fast(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: f
     return out, final
 
 
-def _stream_slow(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int):
+def _stream_slow(
+    acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int, cap: int
+):
     """Plain-Python allocate-on-fill sectored LRU cache with an MSHR per sector."""
     cache = [OrderedDict() for _ in range(sets)]  # line -> set of valid sectors, LRU first
     pending: dict[tuple[int, int], list] = {}  # (line, sector) -> [fill time, merges, seq]
     seq = 0
 
-    def apply_until(t: float) -> None:
-        for key, (tf, _, _) in sorted(pending.items(), key=lambda kv: (kv[1][0], kv[1][2])):
-            if tf > t:
+    def apply_until(t: float, limit: int = 1 << 30) -> None:
+        order = sorted(pending.items(), key=lambda kv: (kv[1][0], kv[1][2]))
+        for key, (tf, _, _) in order[:limit]:
+            if tf > t and limit == 1 << 30:
                 break
             line, k = key
             c = cache[line % sets]
@@ -265,27 +268,32 @@ def _stream_slow(acc: list[tuple[float, int, int]], sets: int, ways: int, lat: f
                 out.append("hit")
         else:
             out.append("miss")
+            if len(pending) == cap:  # table full: the earliest fill completes first
+                apply_until(np.inf, limit=1)
             pending[(line, k)] = [t + lat, 0, seq]
             seq += 1
     apply_until(np.inf)
     return out, {(s, x) for s in range(sets) for x in cache[s]}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 5), st.integers(0, 23), st.integers(0, 3)), max_size=150),
     st.integers(1, 3),
     st.integers(1, 3),
+    st.sampled_from([1, 3, 8, 1024]),
 )
 def test_streaming_l1_matches_plain_python(
-    steps: list[tuple[int, int, int]], ways: int, merge: int
+    steps: list[tuple[int, int, int]], ways: int, merge: int, cap: int
 ) -> None:
+    """Same outcomes and final contents; ``cap`` small exercises the full table and the
+    hash's collisions and backward-shift deletions."""
     t, acc = 0.0, []
     for dt, line, k in steps:  # increasing times: distinct fill times, no ties
         t += dt
         acc.append((t, line, k))
-    fast = _stream_fast(acc, 2, ways, 7.5, merge)
-    slow = _stream_slow(acc, 2, ways, 7.5, merge)
+    fast = _stream_fast(acc, 2, ways, 7.5, merge, cap)
+    slow = _stream_slow(acc, 2, ways, 7.5, merge, cap)
     assert fast[0] == slow[0]
     assert fast[1] == slow[1]
 

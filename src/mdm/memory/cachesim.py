@@ -67,7 +67,7 @@ import numpy as np
 
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
-from mdm.memory import _core
+from mdm.memory import _core, streaming
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
@@ -165,12 +165,7 @@ def _sm_reply_bytes_per_cycle(gpu: GPUConfig, n_active: int) -> float:
 def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-SM table of in-flight fills of a streaming L1 (:mod:`mdm.memory.streaming`);
     zero entries (allocate-on-miss) switch streaming off."""
-    n = gpu.l1.mshr_entries if on_fill else 0
-    return (
-        np.zeros((gpu.n_sm, n, 4), np.int64),
-        np.full((gpu.n_sm, n + 1), np.inf),  # column n: earliest pending fill
-        np.zeros(gpu.n_sm, np.int64),
-    )
+    return streaming.new_table(gpu.n_sm, gpu.l1.mshr_entries if on_fill else 0)
 
 
 def _check_supported(gpu: GPUConfig) -> None:

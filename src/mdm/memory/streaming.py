@@ -9,12 +9,15 @@ pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the 
 counts as a hit (the rule of the allocate-on-miss L1).
 
 Table of SM ``c`` (``P`` entries): ``pend[c, i] = (line, set, sector, merges)`` and
-``pend_t[c, i]`` = fill time (core cycles); ``pend_n[c]`` entries in use; ``pend_t[c, P]``
-caches the earliest fill time of the table (``inf`` when empty) so that a read with
-nothing to fill costs O(1). Before a read at
-time ``t`` the fills with time ``<= t`` are applied in time order (:func:`drain`); a full
-table applies its earliest fill first (the MSHR ring of the caller already delays a miss
-until the oldest entry completes, so this only reorders equal-time events).
+``pend_t[c, i]`` = fill time (core cycles); ``pend_t[c, P]`` caches the earliest fill time
+(``inf`` when empty) so that a read with nothing to fill costs O(1). ``pend_n[c, 0]`` =
+entries in use, then an open-addressing hash (linear probing, backward-shift deletion)
+of ``H`` buckets from ``line * 32 + sector`` to the entry: keys ``pend_n[c, 1:1+H]``
+(-1 = empty), entries ``pend_n[c, 1+H:1+2H]`` (:func:`new_table` sizes it). Before a
+read at time ``t`` the fills with time ``<= t`` are applied in time order
+(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
+caller already delays a miss until the oldest entry completes, so this only reorders
+equal-time events).
 """
 
 from __future__ import annotations
@@ -23,6 +26,71 @@ import numpy as np
 from numba import njit
 
 from mdm.memory import _core  # module, not names: _core imports this module
+
+
+def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empty ``(pend, pend_t, pend_n)`` for ``entries`` in-flight fills per SM (0 = off)."""
+    buckets = 1
+    while buckets < 2 * entries:
+        buckets *= 2
+    pend_n = np.full((n_sm, 1 + 2 * buckets), -1, np.int64)
+    pend_n[:, 0] = 0
+    return (
+        np.zeros((n_sm, entries, 4), np.int64),
+        np.full((n_sm, entries + 1), np.inf),
+        pend_n,
+    )
+
+
+@njit(cache=True, inline="always")
+def _home(key: np.int64, nb: np.int64) -> np.int64:
+    return ((key * np.int64(0x9E3779B1)) ^ (key >> 13)) & (nb - 1)
+
+
+@njit(cache=True)
+def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
+    """Bucket of ``key`` in SM ``c``'s hash, or -1."""
+    nb = (pend_n.shape[1] - 1) // 2
+    h = _home(key, nb)
+    while pend_n[c, 1 + h] >= 0:
+        if pend_n[c, 1 + h] == key:
+            return h
+        h = (h + 1) & (nb - 1)
+    return -1
+
+
+@njit(cache=True)
+def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) -> None:
+    nb = (pend_n.shape[1] - 1) // 2
+    h = _home(key, nb)
+    while pend_n[c, 1 + h] >= 0:
+        h = (h + 1) & (nb - 1)
+    pend_n[c, 1 + h] = key
+    pend_n[c, 1 + nb + h] = slot
+
+
+@njit(cache=True)
+def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
+    """Empty bucket ``h``, shifting back the entries of its probe run."""
+    nb = (pend_n.shape[1] - 1) // 2
+    i = h
+    j = h
+    while True:
+        j = (j + 1) & (nb - 1)
+        kj = pend_n[c, 1 + j]
+        if kj < 0:
+            break
+        home = _home(kj, nb)
+        # the entry at j may move to i unless its home lies cyclically in (i, j]
+        if i <= j:
+            stays = i < home <= j
+        else:
+            stays = home > i or home <= j
+        if not stays:
+            pend_n[c, 1 + i] = kj
+            pend_n[c, 1 + nb + i] = pend_n[c, 1 + nb + j]
+            i = j
+    pend_n[c, 1 + i] = -1
 
 
 @njit(cache=True, inline="always")
@@ -40,9 +108,8 @@ def _lru_way(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.
 @njit(cache=True, inline="always")
 def _refresh_min(pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
     m = np.inf
-    for i in range(pend_n[c]):
-        if pend_t[c, i] < m:
-            m = pend_t[c, i]
+    for i in range(pend_n[c, 0]):
+        m = min(m, pend_t[c, i])
     pend_t[c, pend_t.shape[1] - 1] = m
 
 
@@ -75,11 +142,15 @@ def _apply(
     stamp[0] += 1
     lru[c, s, w] = stamp[0]
     valid[c, s, w] |= np.uint32(1) << np.uint32(k)
-    last = pend_n[c] - 1
-    for f in range(4):
-        pend[c, i, f] = pend[c, last, f]
-    pend_t[c, i] = pend_t[c, last]
-    pend_n[c] = last
+    _h_delete(pend_n, c, _h_find(pend_n, c, line * 32 + k))
+    last = pend_n[c, 0] - 1
+    if i != last:
+        for f in range(4):
+            pend[c, i, f] = pend[c, last, f]
+        pend_t[c, i] = pend_t[c, last]
+        nb = (pend_n.shape[1] - 1) // 2
+        pend_n[c, 1 + nb + _h_find(pend_n, c, pend[c, i, 0] * 32 + pend[c, i, 2])] = i
+    pend_n[c, 0] = last
 
 
 @njit(cache=True)
@@ -99,10 +170,10 @@ def drain(
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
     if pend_t[c, pend_t.shape[1] - 1] > t:
         return
-    while pend_n[c] > 0:
+    while pend_n[c, 0] > 0:
         best = -1
         best_t = np.inf
-        for i in range(pend_n[c]):
+        for i in range(pend_n[c, 0]):
             if pend_t[c, i] < best_t:
                 best_t = pend_t[c, i]
                 best = i
@@ -118,10 +189,10 @@ def find(
     pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
 ) -> np.int64:
     """Index of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
-    for i in range(pend_n[c]):
-        if pend[c, i, 0] == line and pend[c, i, 2] == k:
-            return i
-    return -1
+    h = _h_find(pend_n, c, line * 32 + k)
+    if h < 0:
+        return -1
+    return pend_n[c, 1 + (pend_n.shape[1] - 1) // 2 + h]
 
 
 @njit(cache=True)
@@ -142,19 +213,20 @@ def add(
     stamp: np.ndarray,
 ) -> None:
     """Record a new in-flight fill (sector ``k`` of ``line`` in set ``s``) arriving at ``tf``."""
-    if pend_n[c] == pend.shape[1]:  # full: the earliest fill completes first
+    if pend_n[c, 0] == pend.shape[1]:  # full: the earliest fill completes first
         best = 0
-        for i in range(1, pend_n[c]):
+        for i in range(1, pend_n[c, 0]):
             if pend_t[c, i] < pend_t[c, best]:
                 best = i
         _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
         _refresh_min(pend_t, pend_n, c)
-    n = pend_n[c]
+    n = pend_n[c, 0]
     pend[c, n, 0] = line
     pend[c, n, 1] = s
     pend[c, n, 2] = k
     pend[c, n, 3] = 0
     pend_t[c, n] = tf
-    pend_n[c] = n + 1
+    pend_n[c, 0] = n + 1
+    _h_insert(pend_n, c, line * 32 + k, n)
     if tf < pend_t[c, pend_t.shape[1] - 1]:
         pend_t[c, pend_t.shape[1] - 1] = tf
