@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from mdm.config.gpu import GPUConfig
-from mdm.memory._core import run_kernel
+from mdm.memory._core import run_timed
 from mdm.profile.occupancy import occupancy
 from mdm.traces.model import InstrClass, KernelTrace
 
@@ -299,136 +299,11 @@ def timed_layout(kernel: KernelTrace, n_sm: int, blocks_per_sm: int) -> TimedLay
     )
 
 
-@njit(cache=True)
-def run_timed(
-    order: np.ndarray,
-    grp_ptr: np.ndarray,
-    grp_sm: np.ndarray,
-    wseg_ptr: np.ndarray,
-    seg_first: np.ndarray,
-    inst_mem: np.ndarray,
-    mem_is_load: np.ndarray,
-    n_sm: int,
-    issue_cost: float,
-    ldst_queue: int,
-    t_start: float,
-    i_sm: np.ndarray,
-    i_time: np.ndarray,
-    i_done: np.ndarray,
-    proc: np.ndarray,
-    l1_port: np.ndarray,
-    cache_args: tuple,
-) -> float:
-    """Issue every warp's segments with cache timing feedback; returns the end time.
-
-    Greedy-then-oldest per SM over the warps of its current wave: the SM issues the
-    next segment of the oldest ready warp, ``issue_cost`` cycles per instruction (1 /
-    schedulers); each global memory instruction is simulated at once
-    (:func:`mdm.memory._core.run_kernel` with ``cache_args``, which sets its
-    completion ``i_done``). A warp is ready again when its segment has issued and ALL
-    requests of the segment's loads have completed, since the next segment starts with
-    an instruction that reads a loaded register. The SM with the earliest clock always
-    goes next, so the L2 sees all SMs' accesses in approximate time order. A memory
-    instruction (``inst_mem`` >= 0 global, -2 shared/constant, -1 not LD/ST) enters the
-    SM's LD/ST unit in order when the L1 port (``l1_port``, shared with ``cache_args``)
-    is free (a blocking L1 stalls the unit), in arrival order, and at most
-    ``ldst_queue`` instructions wait for the unit at a time; an SM issuing a further one
-    stalls until the oldest waiting one has entered. The caller uses ``max_warps /
-    schedulers`` (every warp of one scheduler can be waiting): with 1 the SM would
-    stall at every busy unit and a returning warp would jump ahead by GTO priority (L1
-    reuse distances far too short: stride32 ~60 % L1 hits vs 1 % in Accel-Sim); with
-    no limit every warp's first load would be queued before any second one (L2 reuse
-    distances too long: stride32 100 % L2 misses vs 44 %). Shared-memory and
-    constant instructions take one cycle of the unit (bank conflicts ignored). A wave starts
-    when every warp of the previous wave on the SM has finished. ``proc`` receives the
-    memory instructions in simulation order.
-    """
-    n_grp = grp_sm.shape[0]
-    clock = np.full(n_sm, np.inf)
-    cur = np.full(n_sm, -1, np.int64)
-    last = np.full(n_sm, -1, np.int64)
-    for g in range(n_grp):
-        sm = grp_sm[g]
-        if cur[sm] < 0:
-            cur[sm] = g
-            clock[sm] = t_start
-        last[sm] = g
-    nw = order.shape[0]
-    ready = np.full(nw, t_start)
-    nxt = np.zeros(nw, np.int64)
-    for p in range(nw):
-        nxt[p] = wseg_ptr[order[p]]
-    wave_end = np.full(n_sm, t_start)
-    one = np.zeros(1, np.int64)
-    lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
-    lsq_head = np.zeros(n_sm, np.int64)
-    n_proc = 0
-    end = t_start
-    while True:
-        sm = -1
-        best = np.inf
-        for q in range(n_sm):
-            if clock[q] < best:
-                best = clock[q]
-                sm = q
-        if sm < 0:
-            break
-        g = cur[sm]
-        t = clock[sm]
-        pick = -1
-        soonest = np.inf
-        for p in range(grp_ptr[g], grp_ptr[g + 1]):  # oldest ready warp
-            if nxt[p] < wseg_ptr[order[p] + 1]:
-                if ready[p] <= t:
-                    pick = p
-                    break
-                if ready[p] < soonest:
-                    soonest = ready[p]
-        if pick < 0:
-            if soonest < np.inf:
-                clock[sm] = soonest
-                continue
-            # wave finished: the next one starts when its last warp has finished
-            t = max(t, wave_end[sm])
-            if t > end:
-                end = t
-            if g == last[sm]:
-                clock[sm] = np.inf
-                continue
-            g += 1
-            while grp_sm[g] != sm:
-                g += 1
-            cur[sm] = g
-            for p in range(grp_ptr[g], grp_ptr[g + 1]):
-                ready[p] = t
-            clock[sm] = t
-            continue
-        gs = nxt[pick]
-        sready = t
-        for i in range(seg_first[gs], seg_first[gs + 1]):
-            m = inst_mem[i]
-            if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
-                h = lsq_head[sm]
-                if lsq[sm, h] > t:
-                    t = lsq[sm, h]
-                lsq[sm, h] = l1_port[sm] if l1_port[sm] > t else t
-                lsq_head[sm] = (h + 1) % ldst_queue
-                if m == -2:  # shared memory / constant: one cycle of the unit
-                    l1_port[sm] = lsq[sm, h] + 1.0
-            if m >= 0:
-                i_time[m] = t
-                one[0] = m
-                run_kernel(one, i_sm, i_time, *cache_args)
-                proc[n_proc] = m
-                n_proc += 1
-                if mem_is_load[m] and i_done[m] > sready:
-                    sready = i_done[m]
-            t += issue_cost
-        clock[sm] = t
-        if t > sready:
-            sready = t
-        ready[pick] = sready
-        if sready > wave_end[sm]:
-            wave_end[sm] = sready
-        nxt[pick] += 1
-    return end
+__all__ = [
+    "Schedule",
+    "TimedLayout",
+    "resident_blocks",
+    "run_timed",
+    "schedule_kernel",
+    "timed_layout",
+]
