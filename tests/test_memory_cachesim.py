@@ -249,8 +249,9 @@ def test_stream_that_fits_has_only_compulsory_misses(lines: list[int]) -> None:
 
 
 def test_pending_hits_merge_in_flight_misses() -> None:
-    g = gpu().with_updates({"l2.hit_latency_ns": 100.0, "l1.mshr_max_merge": 2})
-    # four loads of one line back to back: 1 miss, 2 merges, then a hit (merge slots full)
+    g = gpu().with_updates({"l2.hit_latency_ns": 100.0, "l1.mshr_max_merge": 3})
+    # four loads of one line back to back: 1 miss, 2 merges (the entry then holds 3
+    # requests, the miss included), then a hit after waiting for the fill (entry full)
     s = simulate_kernel(_read_stream_kernel([5, 5, 5, 5]), g, blocks_per_sm=1)
     assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 2, 1)
 

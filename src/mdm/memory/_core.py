@@ -191,7 +191,7 @@ def l2_access(
             merges[b, s, w, q] = 0
     lru[b, s, w] = stamp[0]
     valid[b, s, w] |= bit
-    merges[b, s, w, k] = 0
+    merges[b, s, w, k] = 1  # the entry's list holds the miss itself (GPGPU-Sim mshr_table)
     ready = t_eff
     if is_write:
         if write_back:
@@ -445,7 +445,7 @@ def run_kernel(
                 if not on_fill:
                     l1_lru[c, s1, w] = stamp[0]
                     l1_valid[c, s1, w] |= bit
-                    l1_merges[c, s1, w, k] = 0
+                    l1_merges[c, s1, w, k] = 1  # counts the miss itself, see below
                 if t_eff > t and t_eff + port_step > l1_port[c]:  # blocking cache
                     l1_port[c] = t_eff + port_step
                 # the request leaves at the SM's NoC share (reply bandwidth)

@@ -21,8 +21,11 @@ Model (all choices the papers leave open are listed here):
   one access per coalesced request (line), a sectored one one access per sector.
 * **MSHRs** (paper 001 section III-D; Accel-Sim ``HIT_RESERVED``): a read to a line
   (sector, if sectored) whose fill is still in flight merges into its MSHR entry -- a
-  *pending hit* -- up to ``l1.mshr_max_merge`` requests; when the entry is full the
-  request waits for the fill and is then a hit.
+  *pending hit* -- while the entry holds fewer than ``l1.mshr_max_merge`` requests,
+  the miss itself included (GPGPU-Sim's ``mshr_table::full``: ``m_list.size() >=
+  m_max_merged``, the list starting with the miss), i.e. at most ``mshr_max_merge - 1``
+  pending hits per entry (same rule in the L2); when the entry is full the request
+  waits for the fill and is then a hit.
 * **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
   driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
   instructions GTO per SM and simulates each memory instruction when it issues; a
