@@ -97,7 +97,9 @@ def victim(
 
 
 @njit(cache=True, inline="always")
-def dram_queue(dram_free: np.ndarray, ch: np.int64, t: float, nbytes: np.int64, bpc: float) -> float:
+def dram_queue(
+    dram_free: np.ndarray, ch: np.int64, t: float, nbytes: np.int64, bpc: float
+) -> float:
     """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
     ``max(t, channel free)``; returns the service start (FIFO in arrival order)."""
     s = dram_free[ch] if dram_free[ch] > t else t
