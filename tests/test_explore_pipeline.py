@@ -15,9 +15,8 @@ from mdm.explore.spec import parse_spec
 
 
 def _tiny(name: str) -> dict[str, Any]:
-    from mdm.traces.workloads import WORKLOADS
-
     from mdm.explore.demo import demo_params
+    from mdm.traces.workloads import WORKLOADS
 
     return demo_params(dict(WORKLOADS[name].params), tiny=True)
 
