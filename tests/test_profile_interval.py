@@ -115,7 +115,7 @@ def _stats() -> PCStats:
 
 def test_load_latency_and_memory_columns_from_pc_stats() -> None:
     g = gpu()
-    lat = gpu_latencies(g, _stats())
+    lat = gpu_latencies(g, _stats(), whole_warp=False)
     # p1 = 20 / 40 (pending hits are hits), p2 = 5 / 20: 20 + 0.5 * (100 + 0.25 * 200) = 95
     k = kernel_from_warps([GOLDEN_WARP])
     per = lat.per_instruction(k.pc, k.iclass)
@@ -235,5 +235,15 @@ def test_whole_warp_load_latency() -> None:
         l2_misses=np.array([1]),
     )
     a = gpu_latencies(gpu(), one, whole_warp=True).per_instruction(k.pc, k.iclass)[0]
-    b = gpu_latencies(gpu(), one).per_instruction(k.pc, k.iclass)[0]
+    b = gpu_latencies(gpu(), one, whole_warp=False).per_instruction(k.pc, k.iclass)[0]
     assert a == pytest.approx(b) == pytest.approx(20 + 0.5 * (100 + 0.2 * 200))
+
+
+def test_whole_warp_is_the_default() -> None:
+    # the pipeline relies on the default: a split load waits for its slowest request
+    k = kernel_from_warps([GOLDEN_WARP])
+    a = gpu_latencies(gpu(), _stats()).per_instruction(k.pc, k.iclass)
+    b = gpu_latencies(gpu(), _stats(), whole_warp=True).per_instruction(k.pc, k.iclass)
+    c = gpu_latencies(gpu(), _stats(), whole_warp=False).per_instruction(k.pc, k.iclass)
+    assert a.tolist() == b.tolist()
+    assert a[0] > c[0]

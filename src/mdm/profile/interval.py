@@ -22,7 +22,8 @@ Latency of an instruction: by class from ``gpu.latency``; a global load (and loc
 or atomic access with a destination) gets the per-PC mean latency
 ``L1_hit + p1 * (L2_hit + p2 * DRAM)`` where ``p1`` is the PC's L1 miss ratio and
 ``p2`` the L2 miss ratio of its L1 misses, from the cache simulation's
-:class:`~mdm.memory.stats.PCStats`. Choice: L1 *pending hits* count as hits for the
+:class:`~mdm.memory.stats.PCStats`, both raised to the whole warp's chance that
+some request misses (``whole_warp``, see :func:`gpu_latencies`). Choice: L1 *pending hits* count as hits for the
 latency, as in :attr:`KernelCacheStats.l1_miss_rate`. The cache simulator has no
 timing, so a request to a line another warp missed on is a pending hit there, while
 in the cycle-level reference the fill has mostly arrived and it is a plain hit
@@ -129,20 +130,24 @@ def pc_miss_ratios(stats: PCStats) -> tuple[np.ndarray, np.ndarray]:
 
 
 def gpu_latencies(
-    gpu: GPUConfig, stats: PCStats | None = None, whole_warp: bool = False
+    gpu: GPUConfig, stats: PCStats | None = None, whole_warp: bool = True
 ) -> Latencies:
     """Latencies on ``gpu``; global loads per PC from the cache simulation.
 
     Without ``stats`` every global load is taken as an L1 miss that hits in the L2
     (``p1 = 1, p2 = 0``).
 
-    ``whole_warp=True`` (option, off by default) accounts for lockstep execution: an
-    instruction of ``r = accesses / executions`` requests waits for its slowest one,
-    so ``p1`` becomes ``1 - (1 - p1)^r`` (some request misses, requests taken as
-    independent) and ``p2`` ``1 - (1 - p2)^m`` over its ``m = r p1 / P1`` misses. On the
-    mdm_pascal baselines it moved MDM's mean error by < 1 point (stride1 -3.5% ->
-    -1.3%, GPUMech+ stride1 +1% -> +14%): not the default, the notes' per-request
-    formula is.
+    ``whole_warp=True`` (default; open choice) accounts for lockstep execution: a
+    warp instruction of ``r = accesses / executions`` requests completes when its
+    slowest request does, so ``p1`` becomes ``1 - (1 - p1)^r`` (some request misses,
+    requests taken as independent) and ``p2`` ``1 - (1 - p2)^m`` over its ``m = r p1 /
+    q1`` misses. Mechanism: the per-request mean understates the wait of a warp
+    whose requests are split, most of all with a sectored L1 (4 sector requests per
+    line: SM7_QV100 stride1 loads have p1 = 0.29 per sector, yet every load waits
+    for a fill). Effect on the 83 reference runs (``mdm validate``): MDM mean |error|
+    34.6% -> 33.4% (SM7_QV100 54.3% -> 43.1%, stride1 +79% -> +15%, spmv_csr +49% ->
+    +15%; mdm_pascal 32.1% -> 32.2%), GPUMech 52.9% -> 51.7%. ``whole_warp=False``
+    is the notes' per-request formula ``L1 + p1 (L2 + p2 DRAM)``.
     """
     l1 = float(gpu.l1.hit_latency_cycles)
     l2 = float(gpu.l2_hit_latency_cycles)
