@@ -72,3 +72,26 @@ def test_warps_split_over_schedulers(cc: int) -> None:
     assert (v.warps, v.issue_rate, v.split) == (13, 1.0, True)
     pooled = scheduler_view(gpu, 50, split=False)
     assert (pooled.warps, pooled.issue_rate) == (50, 4.0)
+
+
+def test_ldst_unit_caps_interval_cycles() -> None:
+    from mdm.models.multiwarp import profile_cycles
+    from mdm.profile.intervals import IntervalProfile
+
+    gpu = GPUConfig.model_validate({**BASE, "compute_capability": 70})
+    base = IntervalProfile.from_lists([10, 10], [0, 0])
+    prof = IntervalProfile(
+        base.n_insts,
+        base.stall,
+        base.read_misses,
+        base.write_reqs,
+        base.l2_miss_rate,
+        ldst_cycles=np.array([8.0, 0.0]),
+    )
+    # 40 warps on 4 schedulers: W_sc = 10, issue cap 10 x 10 = 100 cycles per interval;
+    # interval 0: 8 memory instructions x 40 warps on the SM's one LD/ST unit = 320
+    c, view = profile_cycles(gpu, prof, 40)
+    assert view.warps == 10
+    assert c.tolist() == pytest.approx([320.0, 100.0])
+    c0, _ = profile_cycles(gpu, base, 40)  # no LD/ST column: no cap
+    assert c0.tolist() == pytest.approx([100.0, 100.0])

@@ -247,3 +247,18 @@ def test_whole_warp_is_the_default() -> None:
     c = gpu_latencies(gpu(), _stats(), whole_warp=False).per_instruction(k.pc, k.iclass)
     assert a.tolist() == b.tolist()
     assert a[0] > c[0]
+
+
+def test_ldst_cycles_count_memory_instructions_per_interval() -> None:
+    warp = [
+        (C.LD_SHARED, [1], [0]),
+        (C.LD_GLOBAL, [2], [0]),
+        (C.INT, [3], [1, 2]),  # waits for the global load: new interval
+        (C.ST_SHARED, [], [0]),
+        (C.ST_GLOBAL, [], [0]),
+        (C.INT, [4], [0]),
+    ]
+    p = interval_profile(kernel_from_warps([warp]), 0, lat_table(), merge_threshold=0)
+    assert p.n_insts.tolist() == [2, 4]
+    assert p.ldst_cycles is not None
+    assert p.ldst_cycles.tolist() == [2, 2]

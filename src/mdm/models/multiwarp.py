@@ -32,6 +32,22 @@ Issue cap (both policies): ``C_i >= W_sc n_i / IR``: the ``W_sc`` warps of the
 scheduler cannot issue their ``n_i`` instructions faster than the peak issue rate.
 The authors' script caps the multi-warp IPC at ``max_issue`` for the same reason;
 applying it per interval keeps every model at or above the compute roofline.
+
+LD/ST cap (open choice, decided here): the reference simulator has *one* LD/ST unit
+per SM shared by all schedulers (GPGPU-Sim ``shader_core_ctx``: one ``ldst_unit``),
+which accepts at most one memory warp instruction (global or shared, load or
+store) per cycle. The SM's ``W`` warps (not ``W_sc``) therefore need at least ``W
+x ldst_i`` cycles for interval ``i``, with ``ldst_i`` the profile's
+``ldst_cycles`` (memory instructions of the interval): ``C_i >= W ldst_i``. It
+binds for shared-memory kernels: SM7_QV100 gemm_tiled has 44 of 113 instructions
+in LDS/STS, so 48 warps hold the LD/ST unit >= 2112 cycles per SM, while 4
+schedulers issue all 5424 instructions in 1356. One cycle per instruction, not
+per L1 request: the request-by-request cost of a divergent access is a memory
+contention term (MDM eqs. 5-10). Effect on the 83 reference runs (``mdm validate
+--models mdm --models gpumech``): MDM 33.4% -> 32.2% mean |error| (SM7_QV100
+43.1% -> 31.0%, gemm_tiled SM7 +175% -> +77%, gemm_tiled mdm_pascal -26% ->
+-39%), GPUMech 51.7% -> 48.9% (gemm_tiled SM7 +255% -> +106%, mdm_pascal +50% ->
++5%). Profiles without ``ldst_cycles`` (``None``) get no cap.
 """
 
 from __future__ import annotations
@@ -105,9 +121,14 @@ def multiwarp_cycles(
 def profile_cycles(
     gpu: GPUConfig, profile: IntervalProfile, warps_per_sm: int, split: bool | None = None
 ) -> tuple[np.ndarray, SchedulerView]:
-    """C_i of ``profile`` on ``gpu`` with ``warps_per_sm`` resident warps and the config's policy."""
+    """C_i of ``profile`` on ``gpu`` with ``warps_per_sm`` resident warps and the config's policy.
+
+    Includes the LD/ST cap ``C_i >= warps_per_sm x ldst_cycles_i`` (module docstring).
+    """
     view = scheduler_view(gpu, warps_per_sm, split)
     c = multiwarp_cycles(
         profile.n_insts, profile.stall, view.warps, view.issue_rate, gpu.sm.scheduler_policy
     )
+    if profile.ldst_cycles is not None:
+        c = np.maximum(c, warps_per_sm * profile.ldst_cycles)  # one LD/ST unit per SM
     return c, view

@@ -30,6 +30,12 @@ in the cycle-level reference the fill has mostly arrived and it is a plain hit
 (stride1 on mdm_pascal: ~13.8k pending hits simulated, 29 in Accel-Sim, ~13.9k
 hits); counting them as misses made every such load cost a full L2 round trip.
 
+LD/ST column (``ldst_cycles``): the number of memory instructions (global, local,
+atomic, shared loads and stores) of each interval, the cycles they hold the SM's
+single LD/ST unit (see :mod:`mdm.models.multiwarp`). One cycle per *instruction*:
+the extra cycles of a divergent access (one L1 request per cycle) are the memory
+system's share, which MDM's batching and queue terms model.
+
 Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
 *per-PC averages over all warps of the kernel* of the interval's instructions
 (L1 read misses per execution of each load PC, L1 write requests per execution of
@@ -299,6 +305,12 @@ def _memory_per_instruction(
     return reads, writes, l2m
 
 
+def _ldst_per_instruction(kernel: KernelTrace, a: int, b: int) -> np.ndarray:
+    """1 for each shared or global memory instruction of the warp (its LD/ST unit cycle), else 0."""
+    mem = (*_LOADS, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED)
+    return np.isin(kernel.iclass[a:b], [int(c) for c in mem]).astype(np.float64)
+
+
 def interval_profile(
     kernel: KernelTrace,
     warp: int,
@@ -322,7 +334,9 @@ def interval_profile(
     n = b - a
     if n == 0:
         e = np.zeros(0)
-        return IntervalProfile(e, e.copy(), e.copy(), e.copy(), e.copy(), warp=warp)
+        return IntervalProfile(
+            e, e.copy(), e.copy(), e.copy(), e.copy(), warp=warp, ldst_cycles=e.copy()
+        )
     lat = (latencies or default_latencies()).per_instruction(kernel.pc[a:b], kernel.iclass[a:b])
     starts = np.zeros(n, np.int64)
     stalls = np.zeros(n, np.float64)
@@ -345,7 +359,9 @@ def interval_profile(
     l2 = np.add.reduceat(l2m, starts)
     req = r + w
     l2_rate = np.divide(l2, req, out=np.zeros_like(req), where=req > 0)
+    ldst = np.add.reduceat(_ldst_per_instruction(kernel, a, b), starts)
     return IntervalProfile(
+        ldst_cycles=ldst,
         n_insts=n_insts,
         stall=stalls[:m].copy(),
         read_misses=r,
