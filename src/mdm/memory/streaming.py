@@ -47,7 +47,7 @@ def _home(key: np.int64, nb: np.int64) -> np.int64:
     return ((key * np.int64(0x9E3779B1)) ^ (key >> 13)) & (nb - 1)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
     """Bucket of ``key`` in SM ``c``'s hash, or -1."""
     nb = (pend_n.shape[1] - 1) // 2
@@ -59,7 +59,7 @@ def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) -> None:
     nb = (pend_n.shape[1] - 1) // 2
     h = _home(key, nb)
@@ -69,7 +69,7 @@ def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) ->
     pend_n[c, 1 + nb + h] = slot
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
     """Empty bucket ``h``, shifting back the entries of its probe run."""
     nb = (pend_n.shape[1] - 1) // 2
@@ -113,7 +113,7 @@ def _refresh_min(pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
     pend_t[c, pend_t.shape[1] - 1] = m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _apply(
     pend: np.ndarray,
     pend_t: np.ndarray,
@@ -153,7 +153,7 @@ def _apply(
     pend_n[c, 0] = last
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def drain(
     pend: np.ndarray,
     pend_t: np.ndarray,
@@ -184,7 +184,7 @@ def drain(
     pend_t[c, pend_t.shape[1] - 1] = np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def find(
     pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
 ) -> np.int64:
@@ -195,7 +195,7 @@ def find(
     return pend_n[c, 1 + (pend_n.shape[1] - 1) // 2 + h]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def add(
     pend: np.ndarray,
     pend_t: np.ndarray,
