@@ -206,3 +206,19 @@ def test_combined_kernels_are_total_insts_over_total_cycles() -> None:
     assert sum(tot.cpi_stack.values()) == pytest.approx(tot.cycles / tot.warp_insts)
     with pytest.raises(ValueError, match="different models"):
         combine_predictions([a, get_model("gpumech").predict_kernel(_inp())])
+
+
+def test_noc_bandwidth_limited_by_the_active_sms_ports() -> None:
+    from mdm.models.roofline import noc_bytes_per_cycle, roofline_bound
+
+    # per-SM ejection port 2 GB/s = 2 B/cycle: 2 SMs draw 4 of the NoC's 8 B/cycle
+    gpu = GPUConfig.model_validate({**CFG, "noc": {"bandwidth_gbps": 8, "sm_port_gbps": 2}})
+    assert noc_bytes_per_cycle(gpu, 2) == pytest.approx(4.0)
+    assert noc_bytes_per_cycle(gpu, 8) == pytest.approx(8.0)  # memory side binds
+    assert noc_bytes_per_cycle(GPU, 2) == pytest.approx(8.0)  # no port given
+    mi = memory_inputs(_inp(gpu), 2, 2)
+    assert mi.l_noc_service == pytest.approx(128 / 4)  # eq. (7) with B^NoC = 4 B/cycle
+    assert memory_inputs(_inp(gpu), 2, 1).l_noc_service == pytest.approx(128 / 2)
+    base = roofline_bound(_inp(GPU)).noc
+    assert base > 0
+    assert roofline_bound(_inp(gpu)).noc == pytest.approx(2 * base)

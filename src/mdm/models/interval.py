@@ -45,7 +45,7 @@ import numpy as np
 
 from mdm.models.base import KernelInput, KernelPrediction
 from mdm.models.multiwarp import SchedulerView, profile_cycles
-from mdm.models.roofline import request_bytes, roofline_bound
+from mdm.models.roofline import noc_bytes_per_cycle, request_bytes, roofline_bound
 
 COMPONENTS = ("base", "dependency", "mshr", "noc", "dram")
 
@@ -88,6 +88,11 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     ``n`` channels times one channel's bandwidth, so the paper's "divide the
     service latency by n to model an n-channel system" is already done: the NoC's
     "n" is the number of its L2-side ports, which the total bandwidth accounts for.
+    B^NoC is what the ``sms`` active SMs can draw: ``min(total, sms x per-SM
+    ejection port)`` (:func:`mdm.models.roofline.noc_bytes_per_cycle`). Mechanism:
+    every reply to an SM crosses that SM's port (one flit per cycle in the
+    reference simulator), so 14 SMs reach 552 GB/s of the 1075 (reference README).
+    Effect on the 83 runs: see the commit message.
     """
     gpu = inp.gpu
     prof = inp.profile
@@ -103,7 +108,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     l_min_dram = gpu.dram_latency_cycles
     l0 = l_min_llc + miss * l_min_dram  # eq. (4)
     block = request_bytes(gpu)
-    l_noc = block / gpu.noc_bytes_per_cycle  # eq. (7): f x BlockSize / B^NoC
+    l_noc = block / noc_bytes_per_cycle(gpu, sms)  # eq. (7): f x BlockSize / B^NoC
     l_dram = block / gpu.dram_bytes_per_cycle  # eq. (8) without LLCMissRatio
     return MemoryInputs(
         view=view,

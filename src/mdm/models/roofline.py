@@ -4,9 +4,10 @@
 
 * compute: ``total_warp_insts / (active_sms * schedulers * issue_width)``, the
   whole kernel issued at the SMs' peak rate;
-* NoC: ``l2_accesses * request_bytes / noc_bytes_per_cycle``, every L1-to-L2
-  request (reads and writes, from the cache statistics) moving one L1 request
-  (a line, or a sector for a sectored L1) over the total NoC bandwidth;
+* NoC: ``l2_accesses * request_bytes / B``, every L1-to-L2 request (reads and
+  writes, from the cache statistics) moving one L1 request (a line, or a sector
+  for a sectored L1) over the NoC bandwidth ``B`` the active SMs can use
+  (:func:`noc_bytes_per_cycle`: total, or the SMs' ejection ports if fewer);
 * DRAM: ``(dram_read_bytes + dram_write_bytes) / dram_bytes_per_cycle``.
 
 Every other model is floored at this bound (see :mod:`mdm.models.interval`).
@@ -20,6 +21,22 @@ from dataclasses import dataclass
 
 from mdm.config.gpu import GPUConfig
 from mdm.models.base import KernelInput, KernelPrediction, Model, register
+
+
+def noc_bytes_per_cycle(gpu: GPUConfig, sms: int) -> float:
+    """L2-to-SM bandwidth ``sms`` active SMs can use, bytes per core cycle.
+
+    ``min(noc.bandwidth_gbps, sms x noc.sm_port_gbps) / core GHz``: each SM's
+    ejection port carries at most ``sm_port_gbps`` (one flit per cycle in the
+    reference simulator), so few active SMs cannot draw the whole NoC bandwidth
+    (reference README: bw_l2 with 14 SMs reaches 552 GB/s, 14 ports x 44.8 = 627).
+    """
+    if sms < 1:
+        raise ValueError(f"sms must be >= 1, got {sms}")
+    total = gpu.noc_bytes_per_cycle
+    if gpu.noc.sm_port_gbps is None:
+        return total
+    return min(total, sms * gpu.noc.sm_port_gbps / gpu.core_clock_ghz)
 
 
 def request_bytes(gpu: GPUConfig) -> int:
@@ -50,7 +67,7 @@ def roofline_bound(inp: KernelInput) -> RooflineBound:
         raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
     peak = inp.active_sms * gpu.sm.schedulers * gpu.sm.issue_width
     compute = inp.total_warp_insts / peak
-    noc = inp.cache.l2_accesses * request_bytes(gpu) / gpu.noc_bytes_per_cycle
+    noc = inp.cache.l2_accesses * request_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
     dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
     return RooflineBound(float(compute), float(noc), float(dram))
 
