@@ -262,3 +262,17 @@ def test_ldst_cycles_count_memory_instructions_per_interval() -> None:
     assert p.n_insts.tolist() == [2, 4]
     assert p.ldst_cycles is not None
     assert p.ldst_cycles.tolist() == [2, 2]
+
+
+def test_ldst_cycles_charge_served_l1_requests_per_bank() -> None:
+    # _stats(): pc 0 (the load) 10 executions, 10 hits + 10 pending hits -> 2 served
+    # requests per execution; pc 80 (the store) 0 served -> 1 cycle
+    k = kernel_from_warps([GOLDEN_WARP])
+    p = interval_profile(k, 0, lat_table(), stats=_stats(), merge_threshold=1000)
+    assert p.n_insts.tolist() == [6]
+    assert p.ldst_cycles is not None
+    assert p.ldst_cycles.tolist() == pytest.approx([2 + 1])
+    p4 = interval_profile(k, 0, lat_table(), stats=_stats(), merge_threshold=1000, l1_banks=4)
+    assert p4.ldst_cycles.tolist() == pytest.approx([1 + 1])  # max(1, 2 / 4) + 1
+    with pytest.raises(ValueError, match="l1_banks"):
+        interval_profile(k, 0, lat_table(), l1_banks=0)

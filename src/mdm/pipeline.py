@@ -252,7 +252,12 @@ def kernel_input(
     k = pk.kernel
     lat = gpu_latencies(gpu, stats.per_pc)
     prof = interval_profile(
-        k, pk.rep_warp, lat, stats=stats.per_pc, merge_threshold=merge_threshold
+        k,
+        pk.rep_warp,
+        lat,
+        stats=stats.per_pc,
+        merge_threshold=merge_threshold,
+        l1_banks=gpu.l1.banks,
     )
     w, bps, sms = _occupancy(gpu, k, nregs_policy)
     return KernelInput(

@@ -30,11 +30,18 @@ in the cycle-level reference the fill has mostly arrived and it is a plain hit
 (stride1 on mdm_pascal: ~13.8k pending hits simulated, 29 in Accel-Sim, ~13.9k
 hits); counting them as misses made every such load cost a full L2 round trip.
 
-LD/ST column (``ldst_cycles``): the number of memory instructions (global, local,
-atomic, shared loads and stores) of each interval, the cycles they hold the SM's
-single LD/ST unit (see :mod:`mdm.models.multiwarp`). One cycle per *instruction*:
-the extra cycles of a divergent access (one L1 request per cycle) are the memory
-system's share, which MDM's batching and queue terms model.
+LD/ST column (``ldst_cycles``, open choice): the cycles the interval's memory
+instructions hold the SM's single LD/ST unit (see :mod:`mdm.models.multiwarp`).
+A shared-memory instruction holds it 1 cycle (bank conflicts ignored). A global
+access pushes its L1 requests into the L1 one per cycle per L1 bank (reference
+README: "a fully divergent load needs 32 cycles just to enter L1"); of those, the
+requests served by the L1 (hits and pending hits, per-PC means per execution)
+count here, at least 1 cycle per instruction: ``max(1, (hits + pending hits) /
+l1_banks)``. The requests that miss are left out: they are the memory system's
+share, which the MSHR/NoC/DRAM terms of the models already charge (eqs. 5-10).
+Mechanism: mdm_pascal kmeans reads the same 16 lines with 16 loads per warp (1
+miss and 15 pending hits per line); 64 warps x 240 served requests hold the
+1-bank L1 for 15k cycles per interval, which no memory term counts.
 
 Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
 *per-PC averages over all warps of the kernel* of the interval's instructions
@@ -305,10 +312,29 @@ def _memory_per_instruction(
     return reads, writes, l2m
 
 
-def _ldst_per_instruction(kernel: KernelTrace, a: int, b: int) -> np.ndarray:
-    """1 for each shared or global memory instruction of the warp (its LD/ST unit cycle), else 0."""
-    mem = (*_LOADS, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED)
-    return np.isin(kernel.iclass[a:b], [int(c) for c in mem]).astype(np.float64)
+def _ldst_per_instruction(
+    kernel: KernelTrace,
+    a: int,
+    b: int,
+    stats: PCStats | None,
+    warp_mem: WarpMemTrace | None,
+    l1_banks: int,
+) -> np.ndarray:
+    """LD/ST unit cycles of every instruction of the warp (module docstring)."""
+    iclass = kernel.iclass[a:b]
+    shared = np.isin(iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED])
+    glob = np.isin(iclass, [int(c) for c in (*_LOADS, InstrClass.ST_GLOBAL)])
+    served = np.zeros(b - a)  # L1 requests served without a new miss (hits, pending hits)
+    if warp_mem is not None:
+        served = np.maximum(warp_mem.requests - warp_mem.l1_misses, 0).astype(np.float64)
+    elif stats is not None and stats.pc.size:
+        order = np.argsort(stats.pc, kind="stable")
+        spc = stats.pc[order]
+        execs = np.maximum(stats.executions[order], 1).astype(np.float64)
+        per = (stats.l1_hits[order] + stats.l1_pending_hits[order]) / execs
+        idx = np.minimum(np.searchsorted(spc, kernel.pc[a:b]), spc.size - 1)
+        served = np.where(spc[idx] == kernel.pc[a:b], per[idx], 0.0)
+    return np.where(shared, 1.0, 0.0) + np.where(glob, np.maximum(served / l1_banks, 1.0), 0.0)
 
 
 def interval_profile(
@@ -319,13 +345,17 @@ def interval_profile(
     stats: PCStats | None = None,
     warp_mem: WarpMemTrace | None = None,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+    l1_banks: int = 1,
 ) -> IntervalProfile:
     """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
 
     ``latencies`` default to :func:`default_latencies`; ``stats`` (per-PC cache
     statistics) fill the memory columns, or ``warp_mem`` (the warp's own tracked
-    counters) when given.
+    counters) when given. ``l1_banks``: L1 tag lookups per cycle, for the LD/ST
+    column (module docstring).
     """
+    if l1_banks < 1:
+        raise ValueError(f"l1_banks must be >= 1, got {l1_banks}")
     if not 0 <= warp < kernel.n_warps:
         raise IndexError(f"kernel {kernel.name!r} has {kernel.n_warps} warps, no warp {warp}")
     if merge_threshold < 0:
@@ -359,7 +389,8 @@ def interval_profile(
     l2 = np.add.reduceat(l2m, starts)
     req = r + w
     l2_rate = np.divide(l2, req, out=np.zeros_like(req), where=req > 0)
-    ldst = np.add.reduceat(_ldst_per_instruction(kernel, a, b), starts)
+    ldst = _ldst_per_instruction(kernel, a, b, stats, warp_mem, l1_banks)
+    ldst = np.add.reduceat(ldst, starts)
     return IntervalProfile(
         ldst_cycles=ldst,
         n_insts=n_insts,

@@ -23,8 +23,8 @@ class IntervalProfile:
     write_reqs: np.ndarray  # float64[I]: M^Write_i, L1 write requests sent to L2
     l2_miss_rate: np.ndarray  # float64[I]: LLC miss ratio of the interval's L1 misses
     warp: int = -1  # index of the warp in the kernel trace (-1: synthetic)
-    # float64[I] or None (unknown: no LD/ST bound): memory instructions (global and
-    # shared) of interval i, each holding the SM's one LD/ST unit for a cycle
+    # float64[I] or None (unknown: no LD/ST bound): cycles interval i's memory
+    # instructions hold the SM's one LD/ST unit (mdm.profile.interval docstring)
     ldst_cycles: np.ndarray | None = None
 
     def __post_init__(self) -> None:
