@@ -112,7 +112,7 @@ def dram_queue(
     return s
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def l2_access(
     tags: np.ndarray,
     lru: np.ndarray,
