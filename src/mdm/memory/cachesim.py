@@ -64,7 +64,10 @@ and ``ipoly``, IPOLY with other than 16, 32 or 64 banks or sets.
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,7 +75,7 @@ from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
 from mdm.memory import _core, streaming
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
-from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.memory.coalesce import CoalescedRequests, coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.schedule import resident_blocks, run_timed, timed_layout
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
@@ -187,6 +190,106 @@ def _check_supported(gpu: GPUConfig) -> None:
         raise ConfigError(None, f"cache simulator, config {gpu.name!r}: " + "; ".join(problems))
 
 
+@dataclass
+class _KernelInputs:
+    """Per-kernel inputs that no timing field changes: global memory instructions,
+    coalesced requests, their L2 bank and set, kinds, the LD/ST-unit map and the PC
+    grouping of the per-PC statistics."""
+
+    inst: np.ndarray
+    reqs: CoalescedRequests
+    bank: np.ndarray
+    l2set: np.ndarray
+    kinds: np.ndarray
+    inst_mem: np.ndarray
+    upc: np.ndarray
+    pc_idx: np.ndarray
+    executions: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray)) + sum(
+            a.nbytes for a in vars(self.reqs).values() if isinstance(a, np.ndarray)
+        )
+
+
+# Reuse across the configurations of a sweep (same trace in one process): kernel ->
+# {input key: _KernelInputs}, weakly keyed so that a dropped trace frees its entries,
+# and bounded in bytes (least recently used entries dropped first).
+_INPUTS: weakref.WeakKeyDictionary[KernelTrace, dict[tuple, _KernelInputs]] = (
+    weakref.WeakKeyDictionary()
+)
+_INPUTS_LRU: OrderedDict[tuple[int, tuple], tuple[weakref.ref, int]] = OrderedDict()
+INPUT_CACHE_BYTES = 512 * 2**20
+
+
+def clear_input_cache() -> None:
+    """Forget the per-kernel inputs reused across configurations (benchmarks: cold runs)."""
+    _INPUTS.clear()
+    _INPUTS_LRU.clear()
+
+
+def _input_key(gpu: GPUConfig) -> tuple:
+    """The configuration fields :func:`_kernel_inputs` depends on."""
+    l1, l2 = gpu.l1, gpu.l2
+    return (
+        l1.line_bytes,
+        l1.sector_bytes,
+        l1.coalescer,
+        l2.line_bytes,
+        l2.banks,
+        l2.sets_per_bank,
+        l2.bank_interleave_bytes,
+        l2.bank_index,
+        l2.set_index,
+        gpu.dram.channels,
+    )
+
+
+def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
+    """:class:`_KernelInputs` of ``kernel`` under ``gpu``, computed once per input key
+    (trace loading, coalescing and address mapping are not paid again per sweep point)."""
+    key = _input_key(gpu)
+    per = _INPUTS.get(kernel)
+    if per is not None and key in per:
+        _INPUTS_LRU.move_to_end((id(kernel), key))
+        return per[key]
+    l1c = gpu.l1
+    inst = global_memory_instructions(kernel)
+    reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
+    bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
+    inst_mem = np.full(kernel.n_instructions, -1, np.int64)
+    ldst = np.isin(
+        kernel.iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]
+    )
+    inst_mem[ldst] = -2
+    inst_mem[inst] = np.arange(inst.shape[0])
+    upc, idx = np.unique(kernel.pc[inst], return_inverse=True)
+    out = _KernelInputs(
+        inst=inst,
+        reqs=reqs,
+        bank=bank,
+        l2set=l2set,
+        kinds=_kinds(kernel, inst),
+        inst_mem=inst_mem,
+        upc=upc,
+        pc_idx=idx,
+        executions=np.bincount(idx, minlength=upc.shape[0]).astype(np.int64),
+    )
+    size = out.nbytes
+    if size <= INPUT_CACHE_BYTES:
+        _INPUTS.setdefault(kernel, {})[key] = out
+        _INPUTS_LRU[(id(kernel), key)] = (weakref.ref(kernel), size)
+        total = sum(v[1] for v in _INPUTS_LRU.values())
+        while total > INPUT_CACHE_BYTES:
+            (_, k_old), (ref, n) = _INPUTS_LRU.popitem(last=False)
+            kern = ref()
+            if kern is not None and kern in _INPUTS:
+                _INPUTS[kern].pop(k_old, None)
+            total -= n
+    return out
+
+
 class _L2State:
     """L2 arrays persisting across the kernels of an app."""
 
@@ -235,12 +338,11 @@ def simulate_kernel(
         l2 = _L2State(gpu)
     l1c = gpu.l1
     spl = l1c.line_bytes // l1c.sector_bytes
-    inst = global_memory_instructions(kernel)
-    reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
+    ki = _kernel_inputs(kernel, gpu)
+    inst, reqs, kinds = ki.inst, ki.reqs, ki.kinds
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
     lay = timed_layout(kernel, gpu.n_sm, bps)
     sm = lay.inst_sm[inst]
-    kinds = _kinds(kernel, inst)
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)
     l1_port = np.zeros(gpu.n_sm, np.float64)  # next free L1 access slot per SM
@@ -254,7 +356,8 @@ def simulate_kernel(
         reqs.req_line,
         reqs.req_mask,
         reqs.req_full,
-        *l2_bank_and_set(reqs.req_line, gpu),
+        ki.bank,
+        ki.l2set,
         *_pending_table(gpu, kernel_allocates_on_fill(kernel, gpu, bps)),
         spl,
         int(l1c.line_bytes).bit_length() - 1,
@@ -299,12 +402,6 @@ def simulate_kernel(
         float(l1c.hit_latency_cycles),
         i_done,
     )
-    inst_mem = np.full(kernel.n_instructions, -1, np.int64)
-    ldst = np.isin(
-        kernel.iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]
-    )
-    inst_mem[ldst] = -2
-    inst_mem[inst] = np.arange(inst.shape[0])
     proc = np.zeros(inst.shape[0], np.int64)
     end = run_timed(
         lay.order,
@@ -312,7 +409,7 @@ def simulate_kernel(
         lay.grp_sm,
         lay.wseg_ptr,
         lay.seg_first,
-        inst_mem,
+        ki.inst_mem,
         kinds == 0,
         gpu.n_sm,
         1.0 / gpu.sm.schedulers,
@@ -331,19 +428,24 @@ def simulate_kernel(
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
-    stats.per_pc = _per_pc(kernel.pc[inst], per_inst)
+    stats.per_pc = _per_pc(ki, per_inst)
     for w in track_warps or ():
         stats.warps[int(w)] = _warp_trace(kernel, int(w), inst, per_inst)
     return stats
 
 
-def _per_pc(pcs: np.ndarray, per_inst: np.ndarray) -> PCStats:
-    upc, idx = np.unique(pcs, return_inverse=True)
-    sums = np.zeros((upc.shape[0], _core.N_INST), np.int64)
-    np.add.at(sums, idx, per_inst)
+def _per_pc(ki: _KernelInputs, per_inst: np.ndarray) -> PCStats:
+    upc, idx = ki.upc, ki.pc_idx
+    sums = np.stack(
+        [
+            np.bincount(idx, weights=per_inst[:, q], minlength=upc.shape[0])
+            for q in range(_core.N_INST)
+        ],
+        axis=1,
+    ).astype(np.int64)
     return PCStats(
         pc=upc.astype(np.uint32),
-        executions=np.bincount(idx, minlength=upc.shape[0]).astype(np.int64),
+        executions=ki.executions.copy(),
         l1_accesses=sums[:, _core.I_L1_ACC],
         l1_hits=sums[:, _core.I_L1_HIT],
         l1_pending_hits=sums[:, _core.I_L1_PEND],

@@ -137,6 +137,30 @@ def _map_lines(
     return bank, sset
 
 
+@njit(cache=True)
+def _map_gap(
+    lines: np.ndarray,
+    line_log2: np.int64,
+    il: np.int64,
+    banks: np.int64,
+    line_bytes: np.int64,
+    sets: np.int64,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Non-power-of-two banks (GPGPU-Sim's "gap" path): ``chunk = addr // il``, bank
+    ``chunk mod banks``, set ``(((chunk // banks) * il + addr mod il) // line) mod sets``
+    (one pass; lines are non-negative)."""
+    n = lines.shape[0]
+    bank = np.empty(n, np.int64)
+    sset = np.empty(n, np.int64)
+    for r in range(n):
+        addr = lines[r] << line_log2
+        chunk = addr // il
+        bank[r] = chunk % banks
+        local = (chunk // banks) * il + addr % il
+        sset[r] = (local // line_bytes) % sets
+    return bank, sset
+
+
 def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     """Reasons why :func:`l2_bank_and_set` cannot map ``gpu``'s L2 (empty when it can)."""
     l2 = gpu.l2
@@ -174,14 +198,16 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
         l2.banks & (l2.banks - 1) or l2.bank_interleave_bytes & (l2.bank_interleave_bytes - 1)
     ):
         # non power of two (e.g. 24 channels): GPGPU-Sim's "gap" path, chunk mod banks
-        addr = lines << (int(l2.line_bytes).bit_length() - 1)
-        il = l2.bank_interleave_bytes
-        chunk = addr // il
-        local = (chunk // l2.banks) * il + addr % il
-        sets = (local // l2.line_bytes) % l2.sets_per_bank
         if l2.set_index == "ipoly":
             raise ConfigError(None, "l2.set_index='ipoly' needs power-of-two banks")
-        return chunk % l2.banks, sets
+        return _map_gap(
+            lines,
+            int(l2.line_bytes).bit_length() - 1,
+            l2.bank_interleave_bytes,
+            l2.banks,
+            l2.line_bytes,
+            l2.sets_per_bank,
+        )
     return _map_lines(
         lines,
         int(l2.line_bytes).bit_length() - 1,
