@@ -40,55 +40,34 @@ def _kw(models: list[str] | None, preset: str, workers: int | None) -> dict:
     return kw
 
 
-@app.command("heatmap")
-def heatmap(
-    out: Path = typer.Option(Path("study-heatmap"), "--out"),
-    workload: list[str] = _WL,
-    trace: list[Path] = _TR,
-    model: list[str] = _MODELS,
-    preset: str = "mdm_pascal",
-    workers: int = typer.Option(None),
-) -> None:
-    """SM count x DRAM bandwidth heatmaps (Fig. 11/12)."""
-    with cli_errors():
-        from mdm.explore import studies
+def _study_command(command: str, func: str, doc: str) -> None:
+    """Register ``mdm study COMMAND``: ``mdm.explore.studies.FUNC`` writing ``FUNC.csv``."""
 
-        studies.heatmap(out, **_workloads(workload, trace), **_kw(model, preset, workers))
-        typer.echo(f"wrote {out / 'heatmap.csv'} and {out / 'report.html'}")
+    def run(
+        out: Path = typer.Option(Path(f"study-{command}"), "--out"),
+        workload: list[str] = _WL,
+        trace: list[Path] = _TR,
+        model: list[str] = _MODELS,
+        preset: str = "mdm_pascal",
+        workers: int = typer.Option(None),
+    ) -> None:
+        with cli_errors():
+            from mdm.explore import studies
 
+            getattr(studies, func)(
+                out, **_workloads(workload, trace), **_kw(model, preset, workers)
+            )
+            typer.echo(f"wrote {out / (func + '.csv')} and {out / 'report.html'}")
 
-@app.command("dvfs")
-def dvfs(
-    out: Path = typer.Option(Path("study-dvfs"), "--out"),
-    workload: list[str] = _WL,
-    trace: list[Path] = _TR,
-    model: list[str] = _MODELS,
-    preset: str = "mdm_pascal",
-    workers: int = typer.Option(None),
-) -> None:
-    """Predicted execution-time change from 2.0 to 1.4 GHz (Fig. 13)."""
-    with cli_errors():
-        from mdm.explore import studies
-
-        studies.dvfs(out, **_workloads(workload, trace), **_kw(model, preset, workers))
-        typer.echo(f"wrote {out / 'dvfs.csv'} and {out / 'report.html'}")
+    run.__doc__ = doc
+    app.command(command)(run)
 
 
-@app.command("cpi-bandwidth")
-def cpi_bandwidth(
-    out: Path = typer.Option(Path("study-cpi-bandwidth"), "--out"),
-    workload: list[str] = _WL,
-    trace: list[Path] = _TR,
-    model: list[str] = _MODELS,
-    preset: str = "mdm_pascal",
-    workers: int = typer.Option(None),
-) -> None:
-    """CPI stacks as NoC and DRAM bandwidth vary (Fig. 14)."""
-    with cli_errors():
-        from mdm.explore import studies
-
-        studies.cpi_bandwidth(out, **_workloads(workload, trace), **_kw(model, preset, workers))
-        typer.echo(f"wrote {out / 'cpi_bandwidth.csv'} and {out / 'report.html'}")
+_study_command("heatmap", "heatmap", "SM count x DRAM bandwidth heatmaps (Fig. 11/12).")
+_study_command("dvfs", "dvfs", "Predicted execution-time change from 2.0 to 1.4 GHz (Fig. 13).")
+_study_command(
+    "cpi-bandwidth", "cpi_bandwidth", "CPI stacks as NoC and DRAM bandwidth vary (Fig. 14)."
+)
 
 
 @app.command("streaming-l1")

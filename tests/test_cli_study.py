@@ -1,0 +1,49 @@
+"""``mdm study`` on the command line: each study writes its table and report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from mdm.cli.main import app
+
+TINY = "stride:gs=32,ctas=8"
+
+
+@pytest.mark.parametrize(
+    ("command", "table"),
+    [("dvfs", "dvfs.csv"), ("cpi-bandwidth", "cpi_bandwidth.csv")],
+)
+def test_study_command_writes_table_and_report(tmp_path: Path, command: str, table: str) -> None:
+    out = tmp_path / command
+    res = CliRunner().invoke(
+        app,
+        [
+            "study",
+            command,
+            "--out",
+            str(out),
+            "--workload",
+            TINY,
+            "--model",
+            "mdm",
+            "--workers",
+            "1",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert f"wrote {out / table}" in res.output
+    t = pd.read_csv(out / table)
+    assert len(t) > 0 and set(t["model"]) == {"mdm"}
+    assert (out / "report.html").is_file()
+
+
+def test_study_bad_workload_is_one_line_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        app, ["study", "dvfs", "--out", str(tmp_path), "--workload", "stride:gs"]
+    )
+    assert res.exit_code == 1
+    assert "expected NAME:key=value" in res.output
