@@ -515,6 +515,27 @@ def run_kernel(
 # run_kernel inside it; mdm.memory.schedule re-exports it.
 
 
+@njit(cache=True, inline="always")
+def _earlier(clock: np.ndarray, a: np.int64, b: np.int64) -> np.int64:
+    """The SM of ``a`` and ``b`` with the earlier clock, the lower index on ties (-1: none)."""
+    if a < 0:
+        return b
+    if b < 0:
+        return a
+    if clock[b] < clock[a] or (clock[b] == clock[a] and b < a):
+        return b
+    return a
+
+
+@njit(cache=True, inline="always")
+def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
+    """Re-run the matches above leaf ``v`` after its SM's clock changed."""
+    v //= 2
+    while v >= 1:
+        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
+        v //= 2
+
+
 @njit(cache=True)
 def run_timed(
     order: np.ndarray,
@@ -561,6 +582,12 @@ def run_timed(
     """
     n_grp = grp_sm.shape[0]
     clock = np.full(n_sm, np.inf)
+    # tournament tree over the SMs' clocks: the root is the SM with the earliest clock,
+    # the lowest index among equal ones (the order of a linear scan with ``<``)
+    leaves = 1
+    while leaves < n_sm:
+        leaves *= 2
+    tree = np.full(2 * leaves, -1, np.int64)
     cur = np.full(n_sm, -1, np.int64)
     last = np.full(n_sm, -1, np.int64)
     for g in range(n_grp):
@@ -569,32 +596,76 @@ def run_timed(
             cur[sm] = g
             clock[sm] = t_start
         last[sm] = g
+    for q in range(n_sm):
+        tree[leaves + q] = q
+    for v in range(leaves - 1, 0, -1):
+        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
     nw = order.shape[0]
     ready = np.full(nw, t_start)
     nxt = np.zeros(nw, np.int64)
+    wend = np.zeros(nw, np.int64)  # end of every warp's segments, in ``order``
     for p in range(nw):
         nxt[p] = wseg_ptr[order[p]]
+        wend[p] = wseg_ptr[order[p] + 1]
     wave_end = np.full(n_sm, t_start)
     one = np.zeros(1, np.int64)
     lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
     lsq_head = np.zeros(n_sm, np.int64)
+    return _timed_loop(
+        order, grp_ptr, grp_sm, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue,
+        t_start, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
+        cur, last, ready, nxt, wend, wave_end, one, lsq, lsq_head,
+    )  # fmt: skip
+
+
+@njit(cache=True, _nrt=False)
+def _timed_loop(
+    order: np.ndarray,
+    grp_ptr: np.ndarray,
+    grp_sm: np.ndarray,
+    seg_first: np.ndarray,
+    inst_mem: np.ndarray,
+    mem_is_load: np.ndarray,
+    issue_cost: float,
+    ldst_queue: int,
+    t_start: float,
+    i_sm: np.ndarray,
+    i_time: np.ndarray,
+    i_done: np.ndarray,
+    proc: np.ndarray,
+    l1_port: np.ndarray,
+    cache_args: tuple,
+    clock: np.ndarray,
+    tree: np.ndarray,
+    leaves: np.int64,
+    cur: np.ndarray,
+    last: np.ndarray,
+    ready: np.ndarray,
+    nxt: np.ndarray,
+    wend: np.ndarray,
+    wave_end: np.ndarray,
+    one: np.ndarray,
+    lsq: np.ndarray,
+    lsq_head: np.ndarray,
+) -> float:
+    """The issue loop of :func:`run_timed` on its allocated state, without numba's
+    reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
     n_proc = 0
     end = t_start
+    prev = -1
     while True:
-        sm = -1
-        best = np.inf
-        for q in range(n_sm):
-            if clock[q] < best:
-                best = clock[q]
-                sm = q
-        if sm < 0:
+        if prev >= 0:  # only the SM of the last step changed its clock
+            _update(tree, clock, leaves + prev)
+        sm = tree[1]
+        if sm < 0 or not clock[sm] < np.inf:
             break
+        prev = sm
         g = cur[sm]
         t = clock[sm]
         pick = -1
         soonest = np.inf
         for p in range(grp_ptr[g], grp_ptr[g + 1]):  # oldest ready warp
-            if nxt[p] < wseg_ptr[order[p] + 1]:
+            if nxt[p] < wend[p]:
                 if ready[p] <= t:
                     pick = p
                     break
