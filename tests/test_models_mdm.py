@@ -222,3 +222,23 @@ def test_noc_bandwidth_limited_by_the_active_sms_ports() -> None:
     base = roofline_bound(_inp(GPU)).noc
     assert base > 0
     assert roofline_bound(_inp(gpu)).noc == pytest.approx(2 * base)
+
+
+def test_mdm_pipelined_by_hand() -> None:
+    p = get_model("mdm-pipelined").predict_kernel(_inp())
+    # interval 1: 2 extra batches of max(L = 62.5, S^NoC = 192, S^DRAM = 12) = 192 each
+    # (eq. 5 would sum them: 266.5); interval 0 (NMD) as in MDM: 346
+    assert p.details["S_MSHR_total"] == 2 * 192
+    assert p.cycles == 346 + 105 + 2 * 192 + 192 + 12
+    stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
+    # mshr = 2 x 62.5; the excess 2 x (192 - 62.5) = 259 goes to the NoC (the longer queue)
+    assert stack == pytest.approx(
+        {"base": 15, "dependency": 400, "mshr": 125, "noc": 32 + 192 + 259, "dram": 16}
+    )
+    # never slower than faithful MDM; equal without extra batches (NMD-only profile)
+    assert p.cycles <= get_model("mdm").predict_kernel(_inp()).cycles
+    nmd_prof = IntervalProfile.from_lists([10], [300], [1], [0], 0.5)
+    nmd = kernel_input_from_profile(GPU, nmd_prof, warps_per_sm=2, active_sms=2)
+    assert get_model("mdm-pipelined").predict_kernel(nmd).cycles == pytest.approx(
+        get_model("mdm").predict_kernel(nmd).cycles
+    )
