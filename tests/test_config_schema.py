@@ -3,25 +3,9 @@ from pydantic import ValidationError
 
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
+from mdm.models.synthetic import pascal_like
 
-BASE = {
-    "name": "t",
-    "compute_capability": 61,
-    "core_clock_mhz": 1400,
-    "n_sm": 28,
-    "sm": {
-        "max_threads": 2048,
-        "max_warps": 64,
-        "max_blocks": 32,
-        "registers": 65536,
-        "shared_mem_bytes": 98304,
-        "schedulers": 4,
-    },
-    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
-    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 100 / 1.4},
-    "noc": {"bandwidth_gbps": 1050},
-    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 220 / 1.4},
-}
+BASE = pascal_like("t")
 
 
 def test_derived_cycles_follow_core_clock():

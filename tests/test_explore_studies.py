@@ -11,25 +11,9 @@ import pytest
 from mdm.config.gpu import GPUConfig
 from mdm.explore import runner, studies
 from mdm.explore.runner import WorkItem
+from mdm.models.synthetic import pascal_like
 
-BASE: dict[str, Any] = {
-    "name": "t",
-    "compute_capability": 61,
-    "core_clock_mhz": 1400,
-    "n_sm": 28,
-    "sm": {
-        "max_threads": 2048,
-        "max_warps": 64,
-        "max_blocks": 32,
-        "registers": 65536,
-        "shared_mem_bytes": 98304,
-        "schedulers": 4,
-    },
-    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
-    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 70.0},
-    "noc": {"bandwidth_gbps": 1050},
-    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 150.0},
-}
+BASE: dict[str, Any] = pascal_like("t", 70.0, 150.0)
 
 
 def fake_base(_preset: str) -> GPUConfig:

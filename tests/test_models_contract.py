@@ -19,27 +19,10 @@ from mdm.config.gpu import GPUConfig
 from mdm.models import _load_builtin  # noqa: F401
 from mdm.models.base import MODELS, KernelInput, KernelPrediction, get_model
 from mdm.models.roofline import roofline_bound
-from mdm.models.synthetic import kernel_input_from_profile
+from mdm.models.synthetic import kernel_input_from_profile, pascal_like
 from mdm.profile.intervals import IntervalProfile
 
-BASE = {
-    "name": "pascal-like",
-    "compute_capability": 61,
-    "core_clock_mhz": 1400,
-    "n_sm": 28,
-    "sm": {
-        "max_threads": 2048,
-        "max_warps": 64,
-        "max_blocks": 32,
-        "registers": 65536,
-        "shared_mem_bytes": 98304,
-        "schedulers": 4,
-    },
-    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
-    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 100 / 1.4},
-    "noc": {"bandwidth_gbps": 1050},
-    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 220 / 1.4},
-}
+BASE = pascal_like()
 GPU = GPUConfig.model_validate(BASE)
 ALL_MODELS = sorted(MODELS)
 

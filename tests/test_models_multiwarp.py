@@ -9,25 +9,9 @@ from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
 from mdm.models.multiwarp import multiwarp_cycles, scheduler_view
+from mdm.models.synthetic import pascal_like
 
-BASE = {
-    "name": "four-schedulers",
-    "compute_capability": 61,
-    "core_clock_mhz": 1400,
-    "n_sm": 28,
-    "sm": {
-        "max_threads": 2048,
-        "max_warps": 64,
-        "max_blocks": 32,
-        "registers": 65536,
-        "shared_mem_bytes": 98304,
-        "schedulers": 4,
-    },
-    "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
-    "l2": {"size_bytes": 3 * 1024 * 1024, "banks": 24, "ways": 8, "hit_latency_ns": 70},
-    "noc": {"bandwidth_gbps": 1050},
-    "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": 150},
-}
+BASE = pascal_like("four-schedulers", 70, 150)
 
 
 profiles = st.integers(1, 8).flatmap(

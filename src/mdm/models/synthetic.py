@@ -21,6 +21,38 @@ from mdm.models.roofline import request_bytes
 from mdm.profile.intervals import IntervalProfile
 
 
+def pascal_like(
+    name: str = "pascal-like",
+    l2_hit_latency_ns: float = 100 / 1.4,
+    dram_latency_ns: float = 220 / 1.4,
+) -> dict:
+    """A small Pascal-like :class:`GPUConfig` mapping (paper 001 Table III sizes) for
+    examples, tests and benchmarks; validate it with ``GPUConfig.model_validate``."""
+    return {
+        "name": name,
+        "compute_capability": 61,
+        "core_clock_mhz": 1400,
+        "n_sm": 28,
+        "sm": {
+            "max_threads": 2048,
+            "max_warps": 64,
+            "max_blocks": 32,
+            "registers": 65536,
+            "shared_mem_bytes": 98304,
+            "schedulers": 4,
+        },
+        "l1": {"size_bytes": 49152, "ways": 6, "mshr_entries": 128, "hit_latency_cycles": 20},
+        "l2": {
+            "size_bytes": 3 * 1024 * 1024,
+            "banks": 24,
+            "ways": 8,
+            "hit_latency_ns": l2_hit_latency_ns,
+        },
+        "noc": {"bandwidth_gbps": 1050},
+        "dram": {"bandwidth_gbps": 480, "channels": 24, "latency_ns": dram_latency_ns},
+    }
+
+
 def mix_from_profile(profile: IntervalProfile) -> InstructionMix:
     """Approximate per-warp instruction mix of ``profile`` (module docstring)."""
     loads = profile.read_misses > 0
