@@ -77,7 +77,7 @@ from mdm.memory import _core, streaming
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
 from mdm.memory.coalesce import CoalescedRequests, coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
-from mdm.memory.schedule import resident_blocks, run_timed, timed_layout
+from mdm.memory.schedule import kernel_segments, resident_blocks, run_timed, timed_layout
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
 from mdm.traces.model import AppTrace, InstrClass, KernelTrace
 
@@ -205,12 +205,12 @@ class _KernelInputs:
     upc: np.ndarray
     pc_idx: np.ndarray
     executions: np.ndarray
+    segments: tuple[np.ndarray, np.ndarray]  # schedule.kernel_segments
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray)) + sum(
-            a.nbytes for a in vars(self.reqs).values() if isinstance(a, np.ndarray)
-        )
+        arrays = [*vars(self).values(), *vars(self.reqs).values(), *self.segments]
+        return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
 # Reuse across the configurations of a sweep (same trace in one process): kernel ->
@@ -275,6 +275,7 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
         upc=upc,
         pc_idx=idx,
         executions=np.bincount(idx, minlength=upc.shape[0]).astype(np.int64),
+        segments=kernel_segments(kernel),
     )
     size = out.nbytes
     if size <= INPUT_CACHE_BYTES:
@@ -341,7 +342,7 @@ def simulate_kernel(
     ki = _kernel_inputs(kernel, gpu)
     inst, reqs, kinds = ki.inst, ki.reqs, ki.kinds
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
-    lay = timed_layout(kernel, gpu.n_sm, bps)
+    lay = timed_layout(kernel, gpu.n_sm, bps, ki.segments)
     sm = lay.inst_sm[inst]
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)

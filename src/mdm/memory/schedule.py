@@ -267,8 +267,27 @@ class TimedLayout:
     n_waves: int
 
 
-def timed_layout(kernel: KernelTrace, n_sm: int, blocks_per_sm: int) -> TimedLayout:
-    """Block assignment (module docstring) and issue segments (:func:`_segments`)."""
+def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray]:
+    """``(wseg_ptr, seg_first)`` of :class:`TimedLayout`: the issue segments of every warp
+    (:func:`_segments`), which depend on the kernel only."""
+    gseg, _, wseg_ptr = _segments(
+        kernel.warp_ptr.astype(np.int64),
+        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
+        np.ascontiguousarray(kernel.src, dtype=np.int16),
+        np.ascontiguousarray(kernel.dst, dtype=np.int16),
+    )
+    seg_first = np.searchsorted(gseg, np.arange(int(wseg_ptr[-1]) + 1)).astype(np.int64)
+    return wseg_ptr, seg_first
+
+
+def timed_layout(
+    kernel: KernelTrace,
+    n_sm: int,
+    blocks_per_sm: int,
+    segments: tuple[np.ndarray, np.ndarray] | None = None,
+) -> TimedLayout:
+    """Block assignment (module docstring) and issue segments (:func:`_segments`;
+    ``segments``: :func:`kernel_segments` of ``kernel`` computed before, to reuse)."""
     n_warps = kernel.n_warps
     if n_warps == 0:
         z = np.zeros(1, np.int64)
@@ -280,13 +299,7 @@ def timed_layout(kernel: KernelTrace, n_sm: int, blocks_per_sm: int) -> TimedLay
     order = np.lexsort((np.arange(n_warps), warp_wave, warp_sm)).astype(np.int64)
     key = warp_sm[order] * (int(warp_wave.max()) + 1) + warp_wave[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    gseg, _, wseg_ptr = _segments(
-        kernel.warp_ptr.astype(np.int64),
-        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
-        np.ascontiguousarray(kernel.src, dtype=np.int16),
-        np.ascontiguousarray(kernel.dst, dtype=np.int16),
-    )
-    seg_first = np.searchsorted(gseg, np.arange(int(wseg_ptr[-1]) + 1)).astype(np.int64)
+    wseg_ptr, seg_first = kernel_segments(kernel) if segments is None else segments
     return TimedLayout(
         order=order,
         grp_ptr=np.r_[starts, n_warps].astype(np.int64),
@@ -302,6 +315,7 @@ def timed_layout(kernel: KernelTrace, n_sm: int, blocks_per_sm: int) -> TimedLay
 __all__ = [
     "Schedule",
     "TimedLayout",
+    "kernel_segments",
     "resident_blocks",
     "run_timed",
     "schedule_kernel",
