@@ -6,7 +6,9 @@
 2. One prediction per (trace, configuration) of the reference runs of those traces on
    mdm_pascal, timed against the simulator's ``sim_wall_s`` in results.csv, as a ratio,
    including and excluding the cache simulation (the architecture-independent
-   ``prepare`` is timed apart: it runs once per trace).
+   ``prepare`` is timed apart: it runs once per trace). As in a sweep, the cache
+   simulations after a trace's first configuration reuse its coalesced requests, L2
+   mapping and issue segments (``mdm.memory.cachesim``'s per-kernel input cache).
 
 Run: ``python benchmarks/bench_sweep.py [--workers 2] [--models mdm]``. Prints figures.
 """
