@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,7 @@ def test_resume_after_interruption_no_lost_or_duplicated_rows(tmp_path: Path) ->
             load_base=fake_base,
             cache_key=fake_key,
         )
-    assert len(list((tmp_path / "parts").glob("*.parquet"))) == 3
+    assert len(list((tmp_path / "parts").glob("*.json"))) == 3
     assert not list((tmp_path / "parts").glob("*.tmp"))
     n["calls"] = 100
     res = run_sweep(
@@ -275,14 +276,14 @@ def test_resume_after_killed_subprocess(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, str(script)])
     try:
         deadline = time.monotonic() + 60
-        while len(list((out / "parts").glob("*.parquet"))) < 2:
+        while len(list((out / "parts").glob("*.json"))) < 2:
             assert proc.poll() is None, "sweep finished or died before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
-    done = len(list((out / "parts").glob("*.parquet")))
+    done = len(list((out / "parts").glob("*.json")))
     assert 2 <= done < 8
     res = _run(out, executor="serial")
     assert res.items_skipped == done and res.items_run == 8 - done
@@ -307,3 +308,15 @@ def test_worker_errors_reach_the_user_as_mdm_errors(tmp_path: Path) -> None:
             load_base=fake_base,
             cache_key=fake_key,
         )
+
+
+def test_numpy_scalars_in_rows_round_trip(tmp_path: Path) -> None:
+    import numpy as np
+
+    from mdm.explore.runner import _scalar
+
+    rows = [{"i": np.int64(3), "f": np.float32(0.5), "s": "x"}]
+    back = json.loads(json.dumps(rows, default=_scalar))
+    assert back == [{"i": 3, "f": 0.5, "s": "x"}]
+    with pytest.raises(TypeError, match="not JSON"):
+        json.dumps([{"o": object()}], default=_scalar)

@@ -2,8 +2,9 @@
 
 A *work item* is one workload with all the points whose configurations share one
 ``mdm.memory.cache_key``: its cache simulation runs once and every point of the item
-reuses it. Each finished item is written as one Parquet part file
-(``parts/<workload>__<key hash>.parquet``, temp file then ``os.replace``), so a sweep
+reuses it. Each finished item is written as one JSON part file (its rows;
+``parts/<workload>__<key hash>.json``, temp file then ``os.replace``; JSON because a
+sweep writes thousands of tiny parts and Parquet's per-file cost dominated), so a sweep
 killed half-way resumes by skipping the items whose part exists; the merged table is
 rebuilt from the parts, with no row lost or duplicated. ``manifest.json`` records the
 spec; resuming into a folder of a different spec is refused.
@@ -44,7 +45,7 @@ class WorkItem:
     @property
     def part_name(self) -> str:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.workload.key)
-        return f"{safe}__{self.key_hash}.parquet"
+        return f"{safe}__{self.key_hash}.json"
 
 
 # ---------------------------------------------------------------- backend hooks
@@ -314,7 +315,7 @@ def run_sweep(
     ``start_method`` of the process pool: ``spawn`` by default, because forking a
     process whose numba-compiled code has already run can deadlock the children;
     ``fork`` is fine when the parent has not run numba code (the tests' fakes).
-    Writes ``parts/*.parquet``, then ``results.parquet`` and ``results.csv``.
+    Writes ``parts/*.json``, then ``results.parquet`` and ``results.csv``.
     """
     out = Path(out_dir)
     parts = out / "parts"
@@ -348,7 +349,7 @@ def run_sweep(
 
     def consume(advance: Callable[[], None]) -> None:
         for it, rows in stream:
-            atomic_write_table(pd.DataFrame(rows), parts / it.part_name)
+            atomic_write_bytes(parts / it.part_name, json.dumps(rows, default=_scalar).encode())
             advance()
 
     if progress and todo:
@@ -369,11 +370,19 @@ def run_sweep(
     return SweepResult(table, out, len(items), len(todo), skipped)
 
 
+def _scalar(value: Any) -> Any:
+    """JSON fallback for NumPy scalars in a row (``np.int64`` is not an ``int``)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"sweep row value {value!r} of type {type(value).__name__} is not JSON")
+
+
 def merge_parts(out: Path, names: Sequence[str]) -> pd.DataFrame:
     """Concatenate the part files, sort and write ``results.parquet`` / ``results.csv``."""
-    frames = [pd.read_parquet(out / "parts" / n) for n in names]
-    frames = [f for f in frames if len(f)]
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    rows: list[Row] = []
+    for n in names:
+        rows += json.loads((out / "parts" / n).read_bytes())
+    table = pd.DataFrame(rows)
     if len(table):
         sort = [c for c in ("workload", "point", "model") if c in table.columns]
         table = table.sort_values(sort, kind="stable").reset_index(drop=True)
