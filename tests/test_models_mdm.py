@@ -21,7 +21,12 @@ from mdm.config.gpu import GPUConfig
 from mdm.models.base import get_model
 from mdm.models.gpumech import gpumech_mshr_factor, gpumech_queue_delay
 from mdm.models.interval import memory_inputs
-from mdm.models.mdm import mdm_extra_batches, mdm_queue_stalls, noc_saturated
+from mdm.models.mdm import (
+    mdm_extra_batches,
+    mdm_queue_stalls,
+    noc_saturated,
+    pipelined_extra_batches,
+)
 from mdm.models.multiwarp import multiwarp_cycles
 from mdm.models.synthetic import kernel_input_from_profile
 from mdm.profile.intervals import IntervalProfile
@@ -242,3 +247,27 @@ def test_mdm_pipelined_by_hand() -> None:
     assert get_model("mdm-pipelined").predict_kernel(nmd).cycles == pytest.approx(
         get_model("mdm").predict_kernel(nmd).cycles
     )
+
+
+def test_mdm_pipelined_fractional_batches_by_hand() -> None:
+    # M^Read = [1, 5], W = 2, 4 MSHRs: interval 1 has R = 10 > 4 (eq. 2, MD).
+    # Eq. (6): ceil(10 / 4) - 1 = 2 batches; MDM-Pipelined: 10 / 4 - 1 = 1.5.
+    prof = IntervalProfile.from_lists([10, 5], [300, 100], [1, 5], [0, 1], [0.5, 0.25])
+    inp = kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2)
+    mi = memory_inputs(inp, warps=2, sms=2)
+    assert mdm_extra_batches(mi).tolist() == [0, 2]
+    assert pipelined_extra_batches(mi).tolist() == [0, 1.5]
+    # M = min(10, 4) + 2 = 6 as in the profile above: S^NoC = 192, S^DRAM = 12, so each
+    # extra batch lasts max(62.5, 192, 12) = 192 and 1.5 of them 288.
+    p = get_model("mdm-pipelined").predict_kernel(inp)
+    assert p.details["S_MSHR_total"] == pytest.approx(1.5 * 192)
+    assert p.cycles == pytest.approx(346 + 105 + 1.5 * 192 + 192 + 12)
+    # faithful MDM keeps the ceiling: 2 batches of eq. (5)'s 62.5 + 192 + 12
+    assert get_model("mdm").predict_kernel(inp).details["S_MSHR_total"] == pytest.approx(
+        2 * (62.5 + 192 + 12)
+    )
+    # exactly at the threshold (R = #MSHRs) the interval is NMD: no batch either way
+    at = IntervalProfile.from_lists([10], [300], [2], [0], 0.5)
+    inp_at = kernel_input_from_profile(GPU, at, warps_per_sm=2, active_sms=2)
+    mi_at = memory_inputs(inp_at, warps=2, sms=2)
+    assert pipelined_extra_batches(mi_at).tolist() == [0]

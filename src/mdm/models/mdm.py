@@ -40,6 +40,20 @@ batch keeps eq. (9)'s ``S^NoC + S^DRAM`` and eqs. (2), (3), (6)-(10) are unchang
 Effect on the 83 reference runs (mean |IPC error|, MD+NMD): 32.8% for ``mdm`` ->
 19.3% (MD 30.8% -> 14.2%; mdm_pascal baselines 32.9% -> 18.6%, SM7_QV100 33.3% ->
 24.7%; gather mdm_pascal -50% -> -6%, bw_dram -40% -> -8%).
+
+Fractional batches (second step of the same variant, :func:`pipelined_extra_batches`):
+the number of extra batches is ``M^Read W / #MSHRs - 1`` for MD intervals (eq. 2
+still decides which intervals are MD) instead of eq. (6)'s ``ceil(...) - 1``.
+Mechanism: with MSHRs released one by one, the pool is a throughput limit (Little's
+law: at most ``#MSHRs`` misses in flight, each for one batch time), so ``R = M^Read
+W`` misses take ``R / #MSHRs`` batch times, not a whole extra batch for the last
+few. It matters at the eq. (2) threshold: mdm_pascal gemm_tiled reads 2.11 lines
+per warp x 64 warps = 135 against 128 MSHRs, so ``ceil`` adds a whole 597-cycle
+batch for 7 misses while 135/128 - 1 = 0.055 batch. Effect on the 83 runs (mean
+|IPC error| of ``mdm-pipelined``, MD+NMD): 19.3% -> 17.8% (MD 14.2% -> 13.7%, NMD
+33.2% -> 28.8%; gemm_tiled mdm_pascal -36% -> -24%, stencil2d -43% -> -37%,
+spmv_csr -16% -> -8%; SM7_QV100 stride32 -5% -> +15%; calibration kernels 6.7% ->
+7.7%: bw_l2 SM7_QV100 +9% -> +21%). ``mdm`` and the other models are unchanged.
 """
 
 from __future__ import annotations
@@ -75,6 +89,14 @@ def mdm_queue_stalls(mi: MemoryInputs) -> tuple[np.ndarray, np.ndarray, np.ndarr
 def mdm_extra_batches(mi: MemoryInputs) -> np.ndarray:
     """Eq. (6)'s factor: ``ceil(M^Read W / #MSHRs) - 1`` for MD intervals (eq. 2), else 0."""
     return np.where(mi.md, np.ceil(mi.read * mi.warps / mi.mshrs) - 1.0, 0.0)
+
+
+def pipelined_extra_batches(mi: MemoryInputs) -> np.ndarray:
+    """MDM-Pipelined's extra batches: ``M^Read W / #MSHRs - 1`` for MD intervals (eq. 2), else 0.
+
+    Eq. (6) without the ceiling: the MSHR pool as a throughput limit (module docstring).
+    """
+    return np.where(mi.md, np.maximum(mi.read * mi.warps / mi.mshrs - 1.0, 0.0), 0.0)
 
 
 def pipelined_stack_terms(
@@ -114,7 +136,9 @@ def _wave(queue: str, mshr: str, pipelined: bool = False):
             details["noc_saturated_fraction"] = float(sat.mean())
         else:
             s_noc, s_dram = gpumech_queue_stalls(mi, with_noc=True)
-        if mshr == "mdm":
+        if mshr == "mdm" and pipelined:
+            batches = pipelined_extra_batches(mi)  # eq. (6) without the ceiling
+        elif mshr == "mdm":
             batches = mdm_extra_batches(mi)  # eq. (6); S^Mem of eq. (5) in stack_terms
         else:
             batches = gpumech_mshr_factor(mi.read * mi.warps, mi.mshrs)
