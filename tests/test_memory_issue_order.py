@@ -1,0 +1,69 @@
+"""The cache simulator stores its per-instruction arrays in (estimated, then observed)
+issue order: a pure memory-layout change that must never change a result."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mdm.config.load import load_gpu
+from mdm.memory import cachesim, simulate_app
+from mdm.memory.stats import CacheSimResult
+from mdm.traces.workloads import generate
+
+
+def _flat(res: CacheSimResult) -> list:
+    out = []
+    for k in res.kernels:
+        d = {f: getattr(k, f) for f in k.__dataclass_fields__ if f not in ("per_pc", "warps")}
+        pp = {f: np.asarray(getattr(k.per_pc, f)).tolist() for f in k.per_pc.__dataclass_fields__}
+        ww = {
+            w: {f: np.asarray(getattr(t, f)).tolist() for f in t.__dataclass_fields__}
+            for w, t in k.warps.items()
+        }
+        out.append((d, pp, ww))
+    return out
+
+
+def test_layout_changes_back_and_forth_give_cold_results() -> None:
+    """Alternating SM counts re-permutes the stored inputs (static order, observed
+    order, order of another layout); every result equals a cold simulation's."""
+    app = generate("stride", ctas=96)
+    base = load_gpu("mdm_pascal")
+    gpus = [base.with_updates({"n_sm": n}) for n in (8, 28, 5)]
+    tw = {ki: [0, k.n_warps // 2, k.n_warps - 1] for ki, k in enumerate(app.kernels)}
+    cold = []
+    for g in gpus:
+        cachesim.clear_input_cache()
+        cold.append(_flat(simulate_app(app, g, track_warps=tw)))
+    cachesim.clear_input_cache()
+    for g, want in [
+        *zip(gpus, cold, strict=True),
+        *zip(gpus, cold, strict=True),
+        (gpus[0], cold[0]),
+    ]:
+        assert _flat(simulate_app(app, g, track_warps=tw)) == want
+
+
+def test_stored_order_is_a_permutation_and_last_order_is_kernel_order() -> None:
+    """After a simulation the stored order is the observed one: a permutation of the
+    memory instructions whose request arrays hold the same requests, and
+    ``last_order`` (kernel instruction indices) matches the issue order."""
+    app = generate("stride", ctas=64)
+    gpu = load_gpu("mdm_pascal")
+    kernel = app.kernels[0]
+    cachesim.clear_input_cache()
+    ref = cachesim._kernel_inputs(kernel, gpu)
+    line0, ptr0 = ref.reqs.req_line.copy(), ref.reqs.req_ptr.copy()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(kernel, gpu, l2)
+    ki = cachesim._kernel_inputs(kernel, gpu)
+    assert ki.perm_observed
+    m = ki.inst.shape[0]
+    assert np.array_equal(np.sort(ki.perm), np.arange(m))
+    # the observed order is the one the simulation processed
+    assert np.array_equal(ki.inst[ki.perm], l2.last_order)
+    for pos in (0, m // 3, m - 1):
+        j = ki.perm[pos]
+        got = ki.reqs.req_line[ki.reqs.req_ptr[pos] : ki.reqs.req_ptr[pos + 1]]
+        assert np.array_equal(got, line0[ptr0[j] : ptr0[j + 1]])
+    assert np.array_equal(ki.inst_mem[ki.inst[ki.perm]], np.arange(m))
