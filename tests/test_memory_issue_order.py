@@ -45,19 +45,23 @@ def test_layout_changes_back_and_forth_give_cold_results() -> None:
 
 
 def test_stored_order_is_a_permutation_and_last_order_is_kernel_order() -> None:
-    """After a simulation the stored order is the observed one: a permutation of the
-    memory instructions whose request arrays hold the same requests, and
-    ``last_order`` (kernel instruction indices) matches the issue order."""
+    """After a second simulation of a layout the stored order is the one observed in the
+    first: a permutation of the memory instructions whose request arrays hold the same
+    requests, equal to ``last_order`` (kernel instruction indices)."""
     app = generate("stride", ctas=64)
     gpu = load_gpu("mdm_pascal")
     kernel = app.kernels[0]
     cachesim.clear_input_cache()
     ref = cachesim._kernel_inputs(kernel, gpu)
     line0, ptr0 = ref.reqs.req_line.copy(), ref.reqs.req_ptr.copy()
+    first = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(kernel, gpu, first)
+    ki = cachesim._kernel_inputs(kernel, gpu)
+    assert ki.perm is None and not ki.perm_observed  # kernel order the first time
     l2 = cachesim._L2State(gpu)
     cachesim.simulate_kernel(kernel, gpu, l2)
-    ki = cachesim._kernel_inputs(kernel, gpu)
     assert ki.perm_observed
+    assert np.array_equal(first.last_order, l2.last_order)
     m = ki.inst.shape[0]
     assert np.array_equal(np.sort(ki.perm), np.arange(m))
     # the observed order is the one the simulation processed

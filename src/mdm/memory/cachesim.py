@@ -78,7 +78,6 @@ from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
 from mdm.memory.coalesce import CoalescedRequests, coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.schedule import (
-    TimedLayout,
     kernel_segments,
     resident_blocks,
     run_timed,
@@ -212,12 +211,17 @@ class _KernelInputs:
     pc_idx: np.ndarray
     executions: np.ndarray
     segments: tuple[np.ndarray, np.ndarray]  # schedule.kernel_segments
-    # ``kinds``, ``reqs`` (all but ``inst``), ``bank``, ``l2set`` are stored with the
-    # memory instructions renumbered in the issue order of the layout ``perm_key``
-    # (:func:`_in_issue_order`): position ``i`` holds instruction ``perm[i]`` of ``inst``
+    # Memory locality: ``kinds``, ``reqs`` (all but ``inst``), ``bank``, ``l2set`` and the
+    # positions in ``inst_mem`` may be stored with the memory instructions renumbered:
+    # position ``i`` holds instruction ``perm[i]`` of ``inst`` (None: kernel order). The
+    # second simulation of a layout ``perm_key`` = (n_sm, blocks per SM) stores them in
+    # the issue order ``observed`` in the first (:func:`_reorder`): in kernel order the
+    # interleaved SMs jump between n_sm regions of these arrays (cache misses; spmv_csr
+    # with 80 SMs took twice the time per access of 8 SMs). Results never depend on it.
     perm: np.ndarray | None = None
     perm_key: tuple | None = None
-    perm_observed: bool = False
+    perm_observed: bool = False  # arrays in the observed order of layout perm_key
+    observed: np.ndarray | None = None  # issue order of the last simulation of perm_key
 
     @property
     def nbytes(self) -> int:
@@ -338,37 +342,6 @@ def _kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
     return kind
 
 
-def _issue_order(kernel: KernelTrace, ki: _KernelInputs, lay: TimedLayout) -> np.ndarray:
-    """A static estimate of the order in which :func:`run_timed` simulates the global
-    memory instructions: by (wave on the SM, issue segment within the warp, warp
-    position in its wave, SM), program order within a segment.
-
-    Only the memory layout of the simulation's per-instruction and per-request arrays
-    follows it (the simulation renumbers the instructions, results are mapped back):
-    the SMs interleave in time, so in kernel order consecutive accesses jump between
-    as many regions of those arrays as there are SMs (cache misses; spmv_csr with 80
-    SMs took twice the time per access as with 8).
-    """
-    inst = ki.inst
-    m = inst.shape[0]
-    if m == 0 or lay.order.shape[0] == 0:
-        return np.arange(m, dtype=np.int64)
-    wseg_ptr, seg_first = ki.segments
-    warp = np.searchsorted(kernel.warp_ptr, inst, side="right") - 1
-    pos_of = np.empty(lay.order.shape[0], np.int64)
-    pos_of[lay.order] = np.arange(lay.order.shape[0])
-    p = pos_of[warp]
-    g = np.searchsorted(lay.grp_ptr, p, side="right") - 1
-    sm = lay.grp_sm[g]
-    wave = g - np.searchsorted(lay.grp_sm, sm)  # groups are sorted by (SM, wave)
-    pos = p - lay.grp_ptr[g]
-    seg = np.searchsorted(seg_first, inst, side="right") - 1 - wseg_ptr[warp]
-    n_sm = int(sm.max()) + 1
-    n_pos = int(pos.max()) + 1
-    key = ((wave * (int(seg.max()) + 1) + seg) * n_pos + pos) * n_sm + sm
-    return np.argsort(key, kind="stable").astype(np.int64)
-
-
 def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     """Renumber ``ki``'s memory instructions: new position ``i`` takes the instruction
     now at position ``rel[i]`` (per-instruction and per-request arrays gathered)."""
@@ -394,24 +367,6 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.inst_mem[ki.inst] = pos
 
 
-def _in_issue_order(kernel: KernelTrace, ki: _KernelInputs, lay: TimedLayout, key: tuple) -> None:
-    """Store ``ki``'s per-instruction and per-request arrays in the estimated issue order
-    of :func:`_issue_order` for the layout ``key`` (once per layout; a sweep over other
-    fields reuses it; :func:`simulate_kernel` then replaces it by the order observed in
-    the first simulation with that layout, ``ki.perm_observed``)."""
-    if ki.perm_key == key:
-        return
-    perm = _issue_order(kernel, ki, lay)
-    if ki.perm is None:
-        _reorder(ki, perm)
-    else:  # the arrays are in the order of an earlier layout
-        cur = np.empty(perm.shape[0], np.int64)
-        cur[ki.perm] = np.arange(perm.shape[0])
-        _reorder(ki, cur[perm])
-    ki.perm_key = key
-    ki.perm_observed = False
-
-
 def simulate_kernel(
     kernel: KernelTrace,
     gpu: GPUConfig,
@@ -429,9 +384,15 @@ def simulate_kernel(
     inst, reqs, kinds = ki.inst, ki.reqs, ki.kinds
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
     lay = timed_layout(kernel, gpu.n_sm, bps, ki.segments)
-    _in_issue_order(kernel, ki, lay, (gpu.n_sm, bps))
-    perm, inst_mem, kinds, reqs = ki.perm, ki.inst_mem, ki.kinds, ki.reqs
-    assert perm is not None
+    key = (gpu.n_sm, bps)
+    if ki.perm_key != key:  # another layout: any stored order is valid, none observed
+        ki.perm_key, ki.observed, ki.perm_observed = key, None, False
+    elif ki.observed is not None:  # second simulation of this layout: its issue order
+        _reorder(ki, ki.observed)
+        ki.observed = None
+        ki.perm_observed = True
+    inst_mem, kinds, reqs = ki.inst_mem, ki.kinds, ki.reqs
+    perm = ki.perm if ki.perm is not None else np.arange(inst.shape[0])
     sm = lay.inst_sm[inst[perm]]
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)
@@ -517,8 +478,7 @@ def simulate_kernel(
     per_inst = np.empty_like(per_inst_p)
     per_inst[perm] = per_inst_p
     if not ki.perm_observed and np.array_equal(np.sort(proc), np.arange(proc.shape[0])):
-        _reorder(ki, proc)  # the exact order of this layout, for the next simulations
-        ki.perm_observed = True
+        ki.observed = proc  # applied if this layout is simulated again (a sweep)
     # the next kernel starts after this one's last fill could have returned
     l2.time = max(end, l2.time) + gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
