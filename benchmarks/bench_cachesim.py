@@ -13,7 +13,7 @@ here):
 
 Figures only, no assertions. Usage::
 
-    python benchmarks/bench_cachesim.py [--workload stride] [--ctas 16384] [--gpu mdm_pascal]
+    python benchmarks/bench_cachesim.py [--workload stride] [--ctas 16384] [--gpu mdm_pascal] [--sweep-like]
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ def main() -> None:
     ap.add_argument("--ctas", type=int, default=16384)
     ap.add_argument("--gpu", default="mdm_pascal")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument(
+        "--sweep-like", action="store_true", help="also time repeated reference simulations"
+    )
     a = ap.parse_args()
     gpu = load_gpu(a.gpu)
     # warm-up: compile every numba function on a small instance
@@ -77,6 +80,40 @@ def main() -> None:
     print(f"  coalesce+sim   {best_all:7.2f} s  {n_acc / best_all / 1e6:7.2f} M accesses/s/core")
     print(f"  reused inputs  {best_warm:7.2f} s  {n_acc / best_warm / 1e6:7.2f} M accesses/s/core")
     print(f"  peak RSS {_peak_rss_mb():.0f} MB (after generating the trace: {rss0:.0f} MB)")
+    if a.sweep_like:
+        sweep_like()
+
+
+def sweep_like() -> None:
+    """Per-simulation time of spmv_csr (reference trace) as in a sweep: the same layout
+    (SM count) simulated again at other DRAM bandwidths, from the third simulation on
+    (the first two pay input preparation and the issue-order storage)."""
+    import warnings
+    from pathlib import Path
+
+    from mdm.config.accelsim import import_accelsim
+    from mdm.traces import open_trace
+
+    ref = Path(__file__).resolve().parents[2] / "shared" / "reference"
+    if not ref.is_dir():
+        print(f"  sweep-like: {ref} not found, skipped")
+        return
+    app = open_trace(ref / "traces" / "sm61" / "spmv_csr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = import_accelsim(ref / "configs" / "mdm_pascal" / "gpgpusim.config")
+    for n_sm in (8, 28, 80):
+        gpus = [
+            base.with_updates({"n_sm": n_sm, "dram.bandwidth_gbps": 240.0 + 40 * i})
+            for i in range(12)
+        ]
+        cachesim.simulate_app(app, gpus[0])
+        cachesim.simulate_app(app, gpus[1])
+        t0 = time.perf_counter()
+        for g in gpus[2:]:
+            cachesim.simulate_app(app, g)
+        ms = (time.perf_counter() - t0) / (len(gpus) - 2) * 1e3
+        print(f"  sweep-like spmv_csr, {n_sm:2d} SMs: {ms:6.1f} ms per simulation")
 
 
 if __name__ == "__main__":
