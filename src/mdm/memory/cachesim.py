@@ -78,6 +78,7 @@ from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
 from mdm.memory.coalesce import CoalescedRequests, coalesce, global_memory_instructions
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.schedule import (
+    TimedLayout,
     kernel_segments,
     resident_blocks,
     run_timed,
@@ -222,6 +223,15 @@ class _KernelInputs:
     perm_key: tuple | None = None
     perm_observed: bool = False  # arrays in the observed order of layout perm_key
     observed: np.ndarray | None = None  # issue order of the last simulation of perm_key
+    # Reused per layout (sweep points after the first): the timed layout of perm_key,
+    # and, in the stored order, the SM and load flag of every memory instruction and the
+    # grouping of the per-PC sums (positions sorted by PC, first position of every PC).
+    # Reset when the layout or the stored order changes.
+    layout: TimedLayout | None = None
+    i_sm: np.ndarray | None = None
+    is_load: np.ndarray | None = None
+    pc_order: np.ndarray | None = None
+    pc_starts: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
@@ -362,6 +372,7 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.l2set = ki.l2set[ridx]
     ki.kinds = ki.kinds[rel]
     ki.perm = rel if ki.perm is None else ki.perm[rel]
+    ki.i_sm = ki.is_load = ki.pc_order = ki.pc_starts = None
     pos = np.empty(m, np.int64)
     pos[ki.perm] = np.arange(m)
     ki.inst_mem[ki.inst] = pos
@@ -383,17 +394,23 @@ def simulate_kernel(
     ki = _kernel_inputs(kernel, gpu)
     inst, reqs, kinds = ki.inst, ki.reqs, ki.kinds
     bps = blocks_per_sm if blocks_per_sm is not None else resident_blocks(kernel, gpu)
-    lay = timed_layout(kernel, gpu.n_sm, bps, ki.segments)
     key = (gpu.n_sm, bps)
     if ki.perm_key != key:  # another layout: any stored order is valid, none observed
         ki.perm_key, ki.observed, ki.perm_observed = key, None, False
+        ki.layout = ki.i_sm = None
     elif ki.observed is not None:  # second simulation of this layout: its issue order
         _reorder(ki, ki.observed)
         ki.observed = None
         ki.perm_observed = True
+    if ki.layout is None:
+        ki.layout = timed_layout(kernel, gpu.n_sm, bps, ki.segments)
+    lay = ki.layout
     inst_mem, kinds, reqs = ki.inst_mem, ki.kinds, ki.reqs
     perm = ki.perm if ki.perm is not None else np.arange(inst.shape[0])
-    sm = lay.inst_sm[inst[perm]]
+    if ki.i_sm is None:
+        ki.i_sm = np.ascontiguousarray(lay.inst_sm[inst[perm]], dtype=np.int32)
+    if ki.is_load is None:
+        ki.is_load = kinds == 0
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)
     l1_port = np.zeros(gpu.n_sm, np.float64)  # next free L1 access slot per SM
@@ -461,12 +478,12 @@ def simulate_kernel(
         lay.wseg_ptr,
         lay.seg_first,
         inst_mem,
-        kinds == 0,
+        ki.is_load,
         gpu.n_sm,
         1.0 / gpu.sm.schedulers,
         max(1, gpu.sm.max_warps // gpu.sm.schedulers),
         l2.time,
-        np.ascontiguousarray(sm, dtype=np.int32),
+        ki.i_sm,
         i_time,
         i_done,
         proc,
@@ -474,9 +491,6 @@ def simulate_kernel(
         cargs,
     )
     l2.last_order = inst[perm[proc]]
-    per_inst_p = per_inst
-    per_inst = np.empty_like(per_inst_p)
-    per_inst[perm] = per_inst_p
     if not ki.perm_observed and np.array_equal(np.sort(proc), np.arange(proc.shape[0])):
         ki.observed = proc  # applied if this layout is simulated again (a sweep)
     # the next kernel starts after this one's last fill could have returned
@@ -484,21 +498,26 @@ def simulate_kernel(
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
-    stats.per_pc = _per_pc(ki, per_inst)
-    for w in track_warps or ():
-        stats.warps[int(w)] = _warp_trace(kernel, int(w), inst, per_inst)
+    stats.per_pc = _per_pc(ki, perm, per_inst)
+    if track_warps:
+        per_inst_k = np.empty_like(per_inst)  # kernel order
+        per_inst_k[perm] = per_inst
+        for w in track_warps:
+            stats.warps[int(w)] = _warp_trace(kernel, int(w), inst, per_inst_k)
     return stats
 
 
-def _per_pc(ki: _KernelInputs, per_inst: np.ndarray) -> PCStats:
-    upc, idx = ki.upc, ki.pc_idx
-    sums = np.stack(
-        [
-            np.bincount(idx, weights=per_inst[:, q], minlength=upc.shape[0])
-            for q in range(_core.N_INST)
-        ],
-        axis=1,
-    ).astype(np.int64)
+def _per_pc(ki: _KernelInputs, perm: np.ndarray, per_inst: np.ndarray) -> PCStats:
+    """Per-PC sums of ``per_inst`` (rows in the stored order ``perm``): one segmented
+    sum over the rows sorted by PC (the grouping is kept in ``ki`` per stored order)."""
+    upc = ki.upc
+    if ki.pc_order is None:
+        ki.pc_order = np.argsort(ki.pc_idx[perm], kind="stable")
+        ki.pc_starts = np.r_[0, np.cumsum(ki.executions)[:-1]].astype(np.int64)
+    if upc.shape[0]:
+        sums = np.add.reduceat(per_inst[ki.pc_order], ki.pc_starts, axis=0, dtype=np.int64)
+    else:
+        sums = np.zeros((0, _core.N_INST), np.int64)
     return PCStats(
         pc=upc.astype(np.uint32),
         executions=ki.executions.copy(),
