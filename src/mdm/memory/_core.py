@@ -11,6 +11,10 @@ Speed: the per-access functions that take arrays but allocate none (:func:`l2_ac
 :func:`run_kernel`, :mod:`mdm.memory.streaming`) are compiled with ``_nrt=False``:
 without numba's reference counting, a call no longer increfs/decrefs every array
 argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per access).
+:func:`run_kernel` is inlined into the issue loop (:func:`_timed_loop`), which calls it
+once per memory instruction: it takes the cache state as one tuple (``cache_args``,
+unpacked inside: CPython passes more than 30 arguments as ``*args``, which numba cannot
+inline), so no call passes its ~50 arrays (~300 scalars) per instruction.
 """
 
 from __future__ import annotations
@@ -221,66 +225,16 @@ def l2_access(
     return MISS, ready
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def run_kernel(
     order: np.ndarray,
     i_sm: np.ndarray,
     i_time: np.ndarray,
-    i_kind: np.ndarray,
-    req_ptr: np.ndarray,
-    req_line: np.ndarray,
-    req_mask: np.ndarray,
-    req_full: np.ndarray,
-    req_bank: np.ndarray,
-    req_l2set: np.ndarray,
-    pend: np.ndarray,
-    pend_t: np.ndarray,
-    pend_n: np.ndarray,
-    spl: np.int64,
-    line_log2: np.int64,
-    # L1
-    l1_enabled: bool,
-    l1_sectored: bool,
-    l1_hash: bool,
-    l1_max_merge: np.int64,
-    l1_tags: np.ndarray,
-    l1_lru: np.ndarray,
-    l1_valid: np.ndarray,
-    l1_fill: np.ndarray,
-    l1_merges: np.ndarray,
-    mshr_ring: np.ndarray,
-    mshr_head: np.ndarray,
-    # L2
-    l2_sectored: bool,
-    banks: np.int64,
-    interleave: np.int64,
-    l2_max_merge: np.int64,
-    write_back: bool,
-    write_alloc: bool,
-    sector_bytes: np.int64,
-    l2_tags: np.ndarray,
-    l2_lru: np.ndarray,
-    l2_valid: np.ndarray,
-    l2_dirty: np.ndarray,
-    l2_partial: np.ndarray,
-    l2_fill: np.ndarray,
-    l2_merges: np.ndarray,
-    stamp: np.ndarray,
-    l2_lat: float,
-    dram_lat: float,
-    cnt: np.ndarray,
-    per_inst: np.ndarray,
-    l1_port: np.ndarray,
-    port_step: float,
-    noc_free: np.ndarray,
-    noc_step: float,
-    dram_free: np.ndarray,
-    n_ch: np.int64,
-    dram_bpc: float,
-    l1_lat: float,
-    i_done: np.ndarray,
+    cache_args: tuple,
 ) -> None:
     """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
+
+    ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``i_done``).
 
     ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
     Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
@@ -299,6 +253,60 @@ def run_kernel(
     * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
       ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
     """
+    (
+        i_kind,
+        req_ptr,
+        req_line,
+        req_mask,
+        req_full,
+        req_bank,
+        req_l2set,
+        pend,
+        pend_t,
+        pend_n,
+        spl,
+        line_log2,
+        l1_enabled,
+        l1_sectored,
+        l1_hash,
+        l1_max_merge,
+        l1_tags,
+        l1_lru,
+        l1_valid,
+        l1_fill,
+        l1_merges,
+        mshr_ring,
+        mshr_head,
+        l2_sectored,
+        banks,
+        interleave,
+        l2_max_merge,
+        write_back,
+        write_alloc,
+        sector_bytes,
+        l2_tags,
+        l2_lru,
+        l2_valid,
+        l2_dirty,
+        l2_partial,
+        l2_fill,
+        l2_merges,
+        stamp,
+        l2_lat,
+        dram_lat,
+        cnt,
+        per_inst,
+        l1_port,
+        port_step,
+        noc_free,
+        noc_step,
+        dram_free,
+        n_ch,
+        dram_bpc,
+        l1_lat,
+        i_done,
+    ) = cache_args
+
     l1_sets = l1_tags.shape[1]
     on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
     line_bytes = np.int64(1) << line_log2
@@ -705,7 +713,7 @@ def _timed_loop(
             if m >= 0:
                 i_time[m] = t
                 one[0] = m
-                run_kernel(one, i_sm, i_time, *cache_args)
+                run_kernel(one, i_sm, i_time, cache_args)  # inlined
                 proc[n_proc] = m
                 n_proc += 1
                 if mem_is_load[m] and i_done[m] > sready:
