@@ -317,6 +317,13 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     return out
 
 
+def _merge_dtype(max_merge: int) -> type[np.signedinteger]:
+    """dtype of an MSHR merge-count array: a count never exceeds ``max(max_merge, 1)``
+    (:func:`mdm.memory._core.l2_access`), so int8 below 127 (a smaller cache
+    footprint per simulation), else int32."""
+    return np.int8 if max_merge < 127 else np.int32
+
+
 class _L2State:
     """L2 arrays persisting across the kernels of an app."""
 
@@ -330,7 +337,7 @@ class _L2State:
         self.dirty = np.zeros(shape, np.uint32)
         self.partial = np.zeros(shape, np.uint32)
         self.fill = np.full((*shape, ns), -np.inf)
-        self.merges = np.zeros((*shape, ns), np.int32)
+        self.merges = np.zeros((*shape, ns), _merge_dtype(l2.mshr_max_merge))
         self.stamp = np.zeros(1, np.int64)
         self.time = 0.0
         self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
@@ -437,7 +444,7 @@ def simulate_kernel(
         np.zeros(shape, np.int64),
         np.zeros(shape, np.uint32),
         np.full((*shape, ns1), -np.inf),
-        np.zeros((*shape, ns1), np.int32),
+        np.zeros((*shape, ns1), _merge_dtype(l1c.mshr_max_merge)),
         np.full((gpu.n_sm, l1c.mshr_entries), -np.inf),
         np.zeros(gpu.n_sm, np.int64),
         gpu.l2.sectored,
