@@ -64,3 +64,20 @@ def test_per_pc_executions_and_accesses_match_kernel() -> None:
         assert np.array_equal(st.per_pc.pc, upc.astype(np.uint32))
         assert np.array_equal(st.per_pc.executions, n)
         assert int(st.per_pc.l1_accesses.sum()) == st.l1_read_accesses + st.l1_write_accesses
+
+
+def test_threads_sharing_one_trace_get_serial_results() -> None:
+    """Threads of one process (a multi-threaded dask worker) simulating one cached trace
+    on alternating layouts get the same results as one after the other: the shared
+    per-kernel inputs are updated under the module lock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = load_gpu("mdm_pascal")
+    gpus = [base.with_updates({"n_sm": n}) for n in (6, 20, 6, 20, 6, 20)]
+    app = generate("spmv_csr", ctas=48)
+    cachesim.clear_input_cache()
+    serial = [_flat(simulate_app(app, g)) for g in gpus]
+    cachesim.clear_input_cache()
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threaded = list(pool.map(lambda g: _flat(simulate_app(app, g)), gpus))
+    assert threaded == serial

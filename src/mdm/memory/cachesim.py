@@ -64,9 +64,11 @@ and ``ipoly``, IPOLY with other than 16, 32 or 64 banks or sets.
 
 from __future__ import annotations
 
+import functools
+import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -249,6 +251,24 @@ _INPUTS_LRU: OrderedDict[tuple[int, tuple], tuple[weakref.ref, int]] = OrderedDi
 INPUT_CACHE_BYTES = 512 * 2**20
 
 
+_LOCK = threading.RLock()
+
+
+def _serialised(fn: Callable) -> Callable:
+    """Run ``fn`` under the module lock: the per-kernel input cache and the per-layout
+    state in :class:`_KernelInputs` are shared and updated in place, so two threads of
+    one process (e.g. a multi-threaded dask worker) must not simulate at the same time.
+    This costs no parallelism: the numba code holds the GIL (no ``nogil``)."""
+
+    @functools.wraps(fn)
+    def locked(*args, **kwargs):
+        with _LOCK:
+            return fn(*args, **kwargs)
+
+    return locked
+
+
+@_serialised
 def clear_input_cache() -> None:
     """Forget the per-kernel inputs reused across configurations (benchmarks: cold runs)."""
     _INPUTS.clear()
@@ -385,6 +405,7 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.inst_mem[ki.inst] = pos
 
 
+@_serialised
 def simulate_kernel(
     kernel: KernelTrace,
     gpu: GPUConfig,
