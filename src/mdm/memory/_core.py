@@ -312,6 +312,7 @@ def run_kernel(
     line_bytes = np.int64(1) << line_log2
     l2_fetch = sector_bytes if l2_sectored else line_bytes
     all_sec = np.uint32((np.int64(1) << spl) - 1)
+    nq2 = spl if l2_sectored else 1  # L2 accesses per request: one per sector, or the line
     n_mshr = mshr_ring.shape[1]
     for oi in range(order.shape[0]):
         j = order[oi]
@@ -349,33 +350,16 @@ def run_kernel(
                     cnt[C_L1_WR] += n1
                     per_inst[j, I_L1_ACC] += n1
                     per_inst[j, I_L1_MISS] += n1
-                if l2_sectored:
-                    for k in range(spl):
-                        if not (rmask >> np.uint32(k)) & np.uint32(1):
+                for q in range(nq2):
+                    if l2_sectored:
+                        if not (rmask >> np.uint32(q)) & np.uint32(1):
                             continue
-                        full = bool((rfull >> np.uint32(k)) & np.uint32(1)) and kind == 1
-                        o, rd2 = l2_access(
-                            l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                            l2_merges, stamp, cnt, b, s2, line, k, t, is_w, full,
-                            write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
-                            dram_free, ch, dram_bpc,
-                        )  # fmt: skip
-                        if not is_w and rd2 + l2_lat > done_j:
-                            done_j = rd2 + l2_lat
-                        cnt[C_L2] += 1
-                        per_inst[j, I_L2_ACC] += 1
-                        if not is_w:
-                            cnt[C_L2_RD] += 1
-                        if o == MISS:
-                            cnt[C_L2_MISS] += 1
-                            per_inst[j, I_L2_MISS] += 1
-                            if not is_w:
-                                cnt[C_L2_RD_MISS] += 1
-                else:
-                    full = rfull == all_sec and kind == 1
+                        full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
+                    else:
+                        full = rfull == all_sec and kind == 1
                     o, rd2 = l2_access(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                        l2_merges, stamp, cnt, b, s2, line, 0, t, is_w, full,
+                        l2_merges, stamp, cnt, b, s2, line, q, t, is_w, full,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                         dram_free, ch, dram_bpc,
                     )  # fmt: skip
@@ -469,29 +453,12 @@ def run_kernel(
                 noc_free[c] = t_eff + noc_step
                 # fetch from the L2: the whole line (non-sectored L1) or sector k
                 ready = t_eff
-                if l2_sectored:
-                    for q in range(spl):
-                        if l1_sectored and q != k:
-                            continue
-                        o, rd = l2_access(
-                            l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                            l2_merges, stamp, cnt, b, s2, line, q, t_eff, False, False,
-                            write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
-                            dram_free, ch, dram_bpc,
-                        )  # fmt: skip
-                        cnt[C_L2] += 1
-                        cnt[C_L2_RD] += 1
-                        per_inst[j, I_L2_ACC] += 1
-                        if o == MISS:
-                            cnt[C_L2_MISS] += 1
-                            cnt[C_L2_RD_MISS] += 1
-                            per_inst[j, I_L2_MISS] += 1
-                        if rd > ready:
-                            ready = rd
-                else:
+                for q in range(nq2):  # sector 0 stands for the line when not sectored
+                    if l2_sectored and l1_sectored and q != k:
+                        continue
                     o, rd = l2_access(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                        l2_merges, stamp, cnt, b, s2, line, 0, t_eff, False, False,
+                        l2_merges, stamp, cnt, b, s2, line, q, t_eff, False, False,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                         dram_free, ch, dram_bpc,
                     )  # fmt: skip
@@ -502,7 +469,8 @@ def run_kernel(
                         cnt[C_L2_MISS] += 1
                         cnt[C_L2_RD_MISS] += 1
                         per_inst[j, I_L2_MISS] += 1
-                    ready = rd
+                    if rd > ready:
+                        ready = rd
                 fill_t = ready + l2_lat
                 if on_fill:
                     streaming.add(
