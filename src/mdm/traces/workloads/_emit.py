@@ -311,3 +311,22 @@ class Geometry:
 def emit_exit_lanes(em: Emitter, pc: int, act: Active) -> None:
     """``EXIT`` for the lanes in ``act`` (no-op for warps without such lanes)."""
     em.op(pc, "EXIT", act=act)
+
+
+def check_param(name: str, value: float, low: float = 1, high: float | None = None) -> float:
+    """``value`` if ``low <= value <= high`` (no upper bound when ``high`` is None), else a
+    ValueError naming the size parameter and its allowed range."""
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"parameter {name}={value} must be {rng}")
+    return value
+
+
+def prologue_1d(em: Emitter, act: Active) -> None:
+    """``ix = blockIdx.x * blockDim.x + threadIdx.x`` into R0 (PCs 0x00-0x50)."""
+    em.op(0x00, "MOV", (1,), (), act)
+    em.op(0x10, "S2R", (2,), (), act)
+    em.op(0x20, "S2R", (3,), (), act)
+    em.op(0x30, "XMAD.MRG", (0,), (2,), act)
+    em.op(0x40, "XMAD", (3,), (2, 3), act)
+    em.op(0x50, "XMAD.PSL.CBCC", (0,), (2, 0, 3), act)

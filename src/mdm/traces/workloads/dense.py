@@ -16,16 +16,10 @@ from mdm.traces.workloads._emit import (
     Geometry,
     array_bases,
     build_kernel,
+    check_param,
 )
 
 _U = np.uint64
-
-
-def _check(name: str, value: int, low: int = 1, high: int | None = None) -> int:
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"parameter {name}={value} must be {rng}")
-    return int(value)
 
 
 def _stencil_kernel(g: Geometry, kid: int, w: int, h: int, src: int, dst: int) -> KernelTrace:
@@ -101,9 +95,9 @@ def stencil2d(seed: int = 0, *, W: int = 512, H: int = 224, sweeps: int = 2) -> 
     ``seed`` is unused (no randomness).
     """
     del seed
-    _check("W", W, 3)
-    _check("H", H, 3)
-    _check("sweeps", sweeps, 1, 1000)
+    check_param("W", W, 3)
+    check_param("H", H, 3)
+    check_param("sweeps", sweeps, 1, 1000)
     g = Geometry((-(-W // 32), -(-H // 8), 1), (32, 8, 1))
     a, b = array_bases([4 * W * H, 4 * W * H])
     cmds: list[KernelTrace | Memcpy] = [Memcpy(a, 4 * W * H)]
@@ -122,7 +116,7 @@ def gemm_tiled(seed: int = 0, *, M: int = 224, N: int = 512, K: int = 32) -> App
     """
     del seed
     for nm, v in (("M", M), ("N", N), ("K", K)):
-        _check(nm, v, 16)
+        check_param(nm, v, 16)
         if v % 16:
             raise ValueError(f"parameter {nm}={v} must be a multiple of the tile size 16")
     g = Geometry((N // 16, M // 16, 1), (16, 16, 1))

@@ -17,24 +17,11 @@ from mdm.traces.workloads._emit import (
     Geometry,
     array_bases,
     build_kernel,
+    check_param,
+    prologue_1d,
 )
 
 _U = np.uint64
-
-
-def _check(name: str, value: float, low: float, high: float | None = None) -> None:
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"parameter {name}={value} must be {rng}")
-
-
-def _prologue(em: Emitter, act: Active) -> None:
-    em.op(0x00, "MOV", (1,), (), act)
-    em.op(0x10, "S2R", (2,), (), act)
-    em.op(0x20, "S2R", (3,), (), act)
-    em.op(0x30, "XMAD.MRG", (0,), (2,), act)
-    em.op(0x40, "XMAD", (3,), (2, 3), act)
-    em.op(0x50, "XMAD.PSL.CBCC", (0,), (2, 0, 3), act)
 
 
 def random_csr(
@@ -77,14 +64,14 @@ def spmv_csr(
     Loads ``row_ptr[r], row_ptr[r+1]``, then per non-zero ``col[j]``, ``val[j]`` and the
     gather ``x[col[j]]`` (``LDG.E.CI``); lanes leave the loop after their row's nnz.
     """
-    _check("ctas", ctas, 1)
-    _check("threads", threads, 1, 1024)
-    _check("mean_extra", mean_extra, 0.0, 1000.0)
-    _check("band_frac", band_frac, 0.0, 1.0)
-    _check("band", band, 0)
-    _check("tail", tail, 0)
+    check_param("ctas", ctas, 1)
+    check_param("threads", threads, 1, 1024)
+    check_param("mean_extra", mean_extra, 0.0, 1000.0)
+    check_param("band_frac", band_frac, 0.0, 1.0)
+    check_param("band", band, 0)
+    check_param("tail", tail, 0)
     rows = ctas * threads - tail
-    _check("rows = ctas*threads - tail", rows, 1)
+    check_param("rows = ctas*threads - tail", rows, 1)
     rng = np.random.default_rng(seed)
     row_ptr, col = random_csr(rng, rows, mean_extra, band_frac, band)
     nnz = int(col.size)
@@ -101,7 +88,7 @@ def spmv_csr(
         trips = np.where(inrow, row_ptr[rr + 1] - start, 0)
 
         act = g.all()
-        _prologue(em, act)
+        prologue_1d(em, act)
         em.op(0x60, "ISETP.GE.AND", (), (0,), act)
         act_in = Active(inrow)
         em.op(0x290, "EXIT", (), (), act.minus(act_in))
@@ -187,14 +174,14 @@ def bfs(
     gather ``visited[id]`` (1 byte), and the lanes whose neighbour is unvisited store
     ``cost[id]`` and ``updating[id]`` (lane masks shrink inside the iteration).
     """
-    _check("ctas", ctas, 1)
-    _check("threads", threads, 1, 1024)
-    _check("mean_degree", mean_degree, 1.0, 1000.0)
-    _check("frontier_frac", frontier_frac, 0.0, 1.0)
-    _check("visited_frac", visited_frac, 0.0, 1.0)
-    _check("tail", tail, 0)
+    check_param("ctas", ctas, 1)
+    check_param("threads", threads, 1, 1024)
+    check_param("mean_degree", mean_degree, 1.0, 1000.0)
+    check_param("frontier_frac", frontier_frac, 0.0, 1.0)
+    check_param("visited_frac", visited_frac, 0.0, 1.0)
+    check_param("tail", tail, 0)
     n = ctas * threads - tail
-    _check("nodes = ctas*threads - tail", n, 1)
+    check_param("nodes = ctas*threads - tail", n, 1)
     rng = np.random.default_rng(seed)
     deg = 1 + rng.poisson(mean_degree - 1.0, size=n)
     start_of = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
@@ -215,7 +202,7 @@ def bfs(
         end_pc = 0x2F0
 
         act = g.all()
-        _prologue(em, act)
+        prologue_1d(em, act)
         em.op(0x60, "ISETP.GE.AND", (), (0,), act)
         a_in = Active(inr)
         em.op(end_pc, "EXIT", (), (), act.minus(a_in))

@@ -17,31 +17,16 @@ from mdm.traces.workloads._emit import (
     Geometry,
     array_bases,
     build_kernel,
+    check_param,
+    prologue_1d,
 )
 
 _I64 = np.int64
 
 
-def _prologue_1d(em: Emitter, act: Active) -> None:
-    """``ix = blockIdx.x * blockDim.x + threadIdx.x`` into R0 (PCs 0x00-0x50)."""
-    em.op(0x00, "MOV", (1,), (), act)
-    em.op(0x10, "S2R", (2,), (), act)
-    em.op(0x20, "S2R", (3,), (), act)
-    em.op(0x30, "XMAD.MRG", (0,), (2,), act)
-    em.op(0x40, "XMAD", (3,), (2, 3), act)
-    em.op(0x50, "XMAD.PSL.CBCC", (0,), (2, 0, 3), act)
-
-
-def _check(name: str, value: int, low: int = 1, high: int | None = None) -> int:
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"parameter {name}={value} must be {rng}")
-    return int(value)
-
-
 def _geometry(ctas: int, threads: int) -> Geometry:
-    _check("ctas", ctas)
-    _check("threads", threads, 1, 1024)
+    check_param("ctas", ctas)
+    check_param("threads", threads, 1, 1024)
     return Geometry((ctas, 1, 1), (threads, 1, 1))
 
 
@@ -69,15 +54,15 @@ def stride(
     """
     del seed
     g = _geometry(ctas, threads)
-    _check("n", n, 1, 4096)
-    _check("gs", gs)
+    check_param("n", n, 1, 4096)
+    check_param("gs", gs)
     total = ctas * threads
     in_bytes = 4 * (gs * (total - 1) + n)
     (base,) = array_bases([in_bytes])
 
     def _body(g: Geometry, em: Emitter) -> None:
         act = g.all()
-        _prologue_1d(em, act)
+        prologue_1d(em, act)
         # GS * ix: a move for GS = 1, a shift for powers of two, else an integer multiply.
         mul = "MOV" if gs == 1 else ("SHL" if gs & (gs - 1) == 0 else "XMAD")
         em.op(0x60, mul, (4,), (0,), act)
@@ -134,16 +119,16 @@ def vecadd(
     """
     del seed
     g = _geometry(ctas, threads)
-    _check("iters", iters)
+    check_param("iters", iters)
     total = ctas * threads
-    n = _check("n = ctas*threads*iters - tail", total * iters - tail)
-    _check("tail", tail, 0)
+    n = check_param("n = ctas*threads*iters - tail", total * iters - tail)
+    check_param("tail", tail, 0)
     a, b, c = array_bases([4 * n] * 3)
 
     def _body(g: Geometry, em: Emitter) -> None:
         trips = _grid_stride_trips(g, n)
         act = g.all()
-        _prologue_1d(em, act)
+        prologue_1d(em, act)
         em.op(0x60, "ISETP.GE.AND", (), (0,), act)
         act_in = Active(trips > 0)
         em.op(0x190, "EXIT", (), (), act.minus(act_in))
@@ -196,18 +181,18 @@ def gather(
     The ``idx`` load is coalesced (streaming); the ``x`` load is a random gather.
     """
     g = _geometry(ctas, threads)
-    _check("iters", iters)
-    _check("xsize", xsize)
-    _check("tail", tail, 0)
+    check_param("iters", iters)
+    check_param("xsize", xsize)
+    check_param("tail", tail, 0)
     total = ctas * threads
-    n = _check("n = ctas*threads*iters - tail", total * iters - tail)
+    n = check_param("n = ctas*threads*iters - tail", total * iters - tail)
     idx = np.random.default_rng(seed).integers(0, xsize, size=n, dtype=np.int64)
     pidx, px, py = array_bases([4 * n, 4 * xsize, 4 * n])
 
     def _body(g: Geometry, em: Emitter) -> None:
         trips = _grid_stride_trips(g, n)
         act = g.all()
-        _prologue_1d(em, act)
+        prologue_1d(em, act)
         em.op(0x60, "ISETP.GE.AND", (), (0,), act)
         act_in = Active(trips > 0)
         em.op(0x1A0, "EXIT", (), (), act.minus(act_in))
@@ -266,16 +251,16 @@ def kmeans(
     """
     del seed
     g = _geometry(ctas, threads)
-    _check("nf", nf, 1, 200)
-    _check("k", k, 1, 64)
-    _check("tail", tail, 0)
-    npts = _check("npoints = ctas*threads - tail", ctas * threads - tail)
+    check_param("nf", nf, 1, 200)
+    check_param("k", k, 1, 64)
+    check_param("tail", tail, 0)
+    npts = check_param("npoints = ctas*threads - tail", ctas * threads - tail)
     pf, pm = array_bases([4 * npts * nf, 4 * npts])
 
     def _body(g: Geometry, em: Emitter) -> None:
         act = g.all()
         end_pc = 0x100 + 0x10 * (nf + k * (2 * nf + 3)) + 0x50
-        _prologue_1d(em, act)
+        prologue_1d(em, act)
         em.op(0x60, "ISETP.GE.AND", (), (0,), act)
         act_in = Active(g.valid & (g.ix < npts))
         em.op(end_pc, "EXIT", (), (), act.minus(act_in))
