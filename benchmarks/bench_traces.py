@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mdm.traces import AppTrace, KernelTrace, save_store, write_app
-from mdm.traces.model import MAX_DST, MAX_SRC, popcount32
+from mdm.traces.model import ARRAY_FIELDS, MAX_DST, MAX_SRC, popcount32
 from mdm.traces.opcodes import classify
 
 # loop body: (opcode, kind) with kind in {alu, ldg, gather, stg, lds, sts}
@@ -167,24 +167,7 @@ def main() -> None:
     best_s = min(r["s"] for r in st)
     best_m = min(r["s"] for r in mm)
     n = kt.n_instructions
-    result_mb = (
-        sum(
-            getattr(kt, f).nbytes
-            for f in (
-                "pc",
-                "opcode",
-                "iclass",
-                "mask",
-                "dst",
-                "src",
-                "mem_width",
-                "line",
-                "addr_ptr",
-                "addrs",
-            )
-        )
-        / 1e6
-    )
+    result_mb = sum(getattr(kt, f).nbytes for f in ARRAY_FIELDS) / 1e6
     rows = [
         ("warp instructions", f"{n:,}"),
         ("addresses", f"{kt.addrs.shape[0]:,}"),

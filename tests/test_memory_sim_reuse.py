@@ -5,25 +5,12 @@ a result: multi-PC kernels through layout changes and issue-order re-storage."""
 from __future__ import annotations
 
 import numpy as np
+from simresult import flat as _flat
 
 from mdm.config.load import load_gpu
 from mdm.memory import cachesim, simulate_app
 from mdm.memory.coalesce import global_memory_instructions
-from mdm.memory.stats import CacheSimResult
 from mdm.traces.workloads import generate
-
-
-def _flat(res: CacheSimResult) -> list:
-    out = []
-    for k in res.kernels:
-        d = {f: getattr(k, f) for f in k.__dataclass_fields__ if f not in ("per_pc", "warps")}
-        pp = {f: np.asarray(getattr(k.per_pc, f)).tolist() for f in k.per_pc.__dataclass_fields__}
-        ww = {
-            w: {f: np.asarray(getattr(t, f)).tolist() for f in t.__dataclass_fields__}
-            for w, t in k.warps.items()
-        }
-        out.append((d, pp, ww))
-    return out
 
 
 def test_multi_pc_kernels_reused_layouts_equal_cold_results() -> None:
