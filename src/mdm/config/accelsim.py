@@ -47,7 +47,14 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   moves ``port`` B per L2 cycle: ``noc.bandwidth_gbps = banks * min(d * icnt, port * l2)``
   (reference README: 24 x 32 B x 1.4 GHz = 1075 GB/s); ``noc.sm_port_gbps = d * icnt``
   (one ejected flit per SM per icnt cycle, 44.8 GB/s). ``noc.latency_ns = 0``: the
-  traversal is inside ``l2.hit_latency_ns``.
+  traversal is inside ``l2.hit_latency_ns``. ``-network_mode 2`` (Accel-Sim's local
+  crossbar, SM7_QV100) moves whole packets, one per input and per output each cycle,
+  from FIFO input buffers (``local_interconnect.cc``): ``d`` is one L1 request (a
+  32 B sector for a sectored L1, else a line) and ``noc.fifo_crossbar = True``, so the
+  models cap the bandwidth at the head-of-line-blocking saturation
+  (:func:`mdm.config.gpu.fifo_crossbar_packets_per_cycle`: 41.6 of the 64 L2 ports'
+  packets per cycle with 80 SMs, 1505 of 2318 GB/s). ``-network_mode 1`` (intersim2,
+  mdm_pascal) is not capped this way.
 * DRAM: atom = ``buswidth * burst_length * n_mem_per_ctrlr`` B per column command;
   one command every ``max(tCCD, burst_length / data_command_freq_ratio)`` DRAM cycles;
   ``dram.bandwidth_gbps = n_mem * atom / max(tCCD, BL / ratio) * dram``
@@ -538,12 +545,17 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
 
     # ---- NoC ----------------------------------------------------------------
     flit = r.int("-icnt_flit_size", 32)
-    data_per_flit = l2.line_bytes / math.ceil((l2.line_bytes + 8) / flit)
+    if net == 2:
+        # local crossbar: one packet (one L1 request's reply) per port per cycle
+        data_per_flit = 32 if l1.sectored else l1.line_bytes
+    else:
+        data_per_flit = l2.line_bytes / math.ceil((l2.line_bytes + 8) / flit)
     noc_total = banks * min(data_per_flit * icnt, l2.port_bytes * l2clk)
     noc_dict = {
         "bandwidth_gbps": noc_total,
         "sm_port_gbps": data_per_flit * icnt,
         "latency_ns": 0.0,
+        "fifo_crossbar": net == 2,
     }
 
     # ---- DRAM ---------------------------------------------------------------

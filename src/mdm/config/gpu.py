@@ -16,6 +16,7 @@ Units are in field names. Conventions (decided here, used by every stage):
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -155,10 +156,41 @@ class L2Config(_Strict):
         return self.size_bytes // (self.banks * self.ways * self.line_bytes)
 
 
+def fifo_crossbar_packets_per_cycle(n_in: int, n_out: int) -> float:
+    """Saturation throughput (packets/cycle) of an ``n_in x n_out`` crossbar with FIFO input queues.
+
+    ``n_in + n_out - sqrt(n_in^2 + n_out^2)``: each input offers only its head-of-line
+    packet and each output takes one packet per cycle, so under uniformly spread
+    destinations a blocked head also blocks the packets behind it (head-of-line
+    blocking). For ``n_in = n_out = N`` this is Karol, Hluchyj and Morgan's (IEEE Trans.
+    Commun. 1987) ``(2 - sqrt 2) N = 0.586 N``; the form for ``n_in != n_out`` is its
+    large-switch limit, which tends to ``min(n_in, n_out)`` when one side is much
+    larger (checked against a Monte Carlo model of the switch in
+    tests/test_config_noc.py). It is symmetric, so the request and the reply
+    network of a crossbar between SMs and L2 banks saturate at the same rate.
+    """
+    if n_in < 1 or n_out < 1:
+        raise ValueError(f"a crossbar needs >= 1 input and output, got {n_in} x {n_out}")
+    return n_in + n_out - math.hypot(n_in, n_out)
+
+
 class NoCConfig(_Strict):
     bandwidth_gbps: float = Field(gt=0, description="total L2-to-SM data bandwidth")
     sm_port_gbps: float | None = Field(default=None, gt=0, description="per-SM ejection port")
     latency_ns: float = Field(default=0.0, ge=0)
+    fifo_crossbar: bool = Field(
+        default=False,
+        description=(
+            "single-stage SM-L2 crossbar with FIFO input queues, one packet per port per "
+            "cycle (Accel-Sim -network_mode 2): throughput capped by head-of-line blocking"
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _fifo_needs_port(self) -> NoCConfig:
+        if self.fifo_crossbar and self.sm_port_gbps is None:
+            raise ValueError("fifo_crossbar needs sm_port_gbps (the bandwidth of one port)")
+        return self
 
 
 class DRAMConfig(_Strict):
@@ -212,10 +244,26 @@ class GPUConfig(_Strict):
 
     @property
     def noc_effective_gbps(self) -> float:
-        """L2-to-SM bandwidth usable by all SMs: ``min(noc.bandwidth_gbps, n_sm * sm_port)``."""
-        if self.noc.sm_port_gbps is None:
+        """L2-to-SM bandwidth usable by all SMs: :meth:`noc_gbps` of ``n_sm``."""
+        return self.noc_gbps(self.n_sm)
+
+    def noc_gbps(self, sms: int) -> float:
+        """L2-to-SM bandwidth that ``sms`` active SMs can draw, GB/s.
+
+        ``min(noc.bandwidth_gbps, sms x sm_port)``: every reply crosses its SM's
+        ejection port. With ``noc.fifo_crossbar`` also at most
+        :func:`fifo_crossbar_packets_per_cycle` ``(sms, l2.banks) x sm_port`` (one
+        packet per port per cycle, a port moving ``sm_port_gbps``).
+        """
+        if sms < 1:
+            raise ValueError(f"sms must be >= 1, got {sms}")
+        port = self.noc.sm_port_gbps
+        if port is None:
             return self.noc.bandwidth_gbps
-        return min(self.noc.bandwidth_gbps, self.n_sm * self.noc.sm_port_gbps)
+        bw = min(self.noc.bandwidth_gbps, sms * port)
+        if self.noc.fifo_crossbar:
+            bw = min(bw, fifo_crossbar_packets_per_cycle(sms, self.l2.banks) * port)
+        return bw
 
     def with_updates(self, updates: dict[str, object]) -> GPUConfig:
         """A new validated config with dotted-path fields replaced, e.g. ``{"l1.mshr_entries": 64}``.

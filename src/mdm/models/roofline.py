@@ -26,17 +26,14 @@ from mdm.models.base import KernelInput, KernelPrediction, Model, register
 def noc_bytes_per_cycle(gpu: GPUConfig, sms: int) -> float:
     """L2-to-SM bandwidth ``sms`` active SMs can use, bytes per core cycle.
 
-    ``min(noc.bandwidth_gbps, sms x noc.sm_port_gbps) / core GHz``: each SM's
-    ejection port carries at most ``sm_port_gbps`` (one flit per cycle in the
-    reference simulator), so few active SMs cannot draw the whole NoC bandwidth
-    (reference README: bw_l2 with 14 SMs reaches 552 GB/s, 14 ports x 44.8 = 627).
+    :meth:`mdm.config.gpu.GPUConfig.noc_gbps` ``/ core GHz``: at most
+    ``noc.bandwidth_gbps`` and ``sms x noc.sm_port_gbps`` (each SM's ejection port
+    carries one flit per cycle in the reference simulator, so few active SMs cannot
+    draw the whole NoC bandwidth: reference README, bw_l2 with 14 SMs reaches 552
+    GB/s, 14 ports x 44.8 = 627), and for a FIFO crossbar (``noc.fifo_crossbar``) the
+    head-of-line-blocking limit.
     """
-    if sms < 1:
-        raise ValueError(f"sms must be >= 1, got {sms}")
-    total = gpu.noc_bytes_per_cycle
-    if gpu.noc.sm_port_gbps is None:
-        return total
-    return min(total, sms * gpu.noc.sm_port_gbps / gpu.core_clock_ghz)
+    return gpu.noc_gbps(sms) / gpu.core_clock_ghz
 
 
 def request_bytes(gpu: GPUConfig) -> int:
