@@ -26,11 +26,13 @@ def _register() -> None:
 
     app.command("cachesim")(_cachesim.cachesim)
     from mdm.cli import demo as _demo
+    from mdm.cli import measure as _measure
     from mdm.cli import study as _study
     from mdm.cli import sweep as _sweep
     from mdm.cli import validate as _validate
 
     app.command("demo")(_demo.demo)
+    app.add_typer(_measure.app, name="measure")
     app.add_typer(_study.app, name="study")
     app.command("sweep")(_sweep.sweep)
     app.command("validate")(_validate.validate)

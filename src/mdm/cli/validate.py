@@ -1,4 +1,11 @@
-"""``mdm validate --reference DIR``: model accuracy against simulator results."""
+"""``mdm validate``: model accuracy against simulator results or measured times.
+
+``--reference DIR``: an Accel-Sim reference folder (results.csv, traces/, configs/,
+logs/; :mod:`mdm.explore.validate`). ``--measured FILE``: a CSV/Parquet table of
+measured runs or kernels (trace, gpu, cycles or time_us, ...; :mod:`mdm.explore.measured`),
+e.g. written by ``mdm measure from-ncu``. Both give the same per-run errors (paper 001
+eq. 11), summaries, tables and report.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +14,70 @@ from pathlib import Path
 import typer
 
 from mdm.cli.common import cli_errors, echo_json
+from mdm.errors import ConfigError
 
 
 def validate(
     reference: Path = typer.Option(
-        ..., "--reference", help="folder with results.csv, traces/, configs/, logs/"
+        None, "--reference", help="folder with results.csv, traces/, configs/, logs/"
+    ),
+    measured: Path = typer.Option(
+        None,
+        "--measured",
+        help="CSV/Parquet of measured runs: trace, gpu, [kernel], cycles or time_us, "
+        "[sm_clock_mhz, run_id, class]",
     ),
     models: list[str] = typer.Option(["mdm", "gpumech"], "--models", help="models (repeatable)"),
     out: Path = typer.Option(None, "--out", help="write tables, figures and report.html here"),
     json_: bool = typer.Option(False, "--json", help="print the summary as JSON"),
-    run: list[str] = typer.Option(None, "--run", help="only these run ids (repeatable)"),
-    workers: int = typer.Option(2, help="processes (one workload per task)"),
+    run: list[str] = typer.Option(None, "--run", help="only these run ids (--reference)"),
+    workers: int = typer.Option(2, help="processes (one workload or trace per task)"),
 ) -> None:
-    """Per-run IPC error (paper 001 eq. 11), MD/NMD means, sweep Spearman correlations."""
+    """Per-run IPC error (paper 001 eq. 11), per-class/GPU means, sweep Spearman correlations."""
     with cli_errors():
-        from mdm.explore.validate import validate as run_validate
         from mdm.report.pages import _clean, validation_report
 
-        res = run_validate(reference, models, run or None, workers=workers)
+        if (reference is None) == (measured is None):
+            raise ConfigError(None, "give exactly one of --reference DIR and --measured FILE")
+        if measured is not None:
+            if run:
+                raise ConfigError(None, "--run applies to --reference only")
+            from mdm.explore.measured import validate_measured
+
+            res = validate_measured(measured, models, workers=workers)
+        else:
+            from mdm.explore.validate import validate as run_validate
+
+            res = run_validate(reference, models, run or None, workers=workers)
         if out is not None:
             validation_report(res, out)
         if json_:
             echo_json(_clean(res.summary))
-        else:
-            for m, s in res.summary["models"].items():
+            return
+        for m, s in res.summary["models"].items():
+            if measured is None:
                 typer.echo(
-                    f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (MD {s['mean_abs_error_md']:.1%}, "
-                    f"NMD {s['mean_abs_error_nmd']:.1%}, calib {s['mean_abs_error_calib']:.1%}), "
-                    f"mean Spearman {s['mean_spearman']:.2f}"
+                    f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (MD "
+                    f"{s['mean_abs_error_md']:.1%}, NMD {s['mean_abs_error_nmd']:.1%}, calib "
+                    f"{s['mean_abs_error_calib']:.1%}), mean Spearman {s['mean_spearman']:.2f}"
                 )
-            skipped = res.summary["skipped"]
-            typer.echo(f"{res.summary['runs']} runs predicted, {len(skipped)} skipped")
-            for reason in sorted(set(skipped.values())):
-                n = sum(1 for v in skipped.values() if v == reason)
-                typer.echo(f"  skipped {n}: {reason}")
+            else:
+                parts = ", ".join(f"{c} {v:.1%}" for c, v in s["mean_abs_error_by_class"].items())
+                gpus = ", ".join(f"{g} {v:.1%}" for g, v in s["mean_abs_error_by_gpu"].items())
+                typer.echo(
+                    f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (per class: {parts}; "
+                    f"per gpu: {gpus})"
+                )
+        skipped = res.summary["skipped"]
+        typer.echo(f"{res.summary['runs']} runs predicted, {len(skipped)} skipped")
+        for reason in sorted(set(skipped.values())):
+            n = sum(1 for v in skipped.values() if v == reason)
+            typer.echo(f"  skipped {n}: {reason}")
+        conv = res.summary.get("clock_from_config") or []
+        if conv:
+            typer.echo(
+                f"note: {len(conv)} run(s) give time_us without sm_clock_mhz; converted with "
+                "the configuration's core_clock_mhz (boost clocks differ): "
+                + ", ".join(conv[:5])
+                + (" ..." if len(conv) > 5 else "")
+            )

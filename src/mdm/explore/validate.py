@@ -15,11 +15,15 @@ When ``DIR/logs/<run_id>.log.xz`` exists, the log's ``gpu_tot_sim_cycle`` is che
 against the table (a mismatch is an error naming both files) and its per-kernel
 ``gpu_sim_cycle`` gives per-kernel errors.
 
-Summaries: mean |error| per model over MD+NMD runs (``mean_abs_error``; calibration
-microbenchmarks reported apart as ``mean_abs_error_calib``), MD / NMD split, per
+Summaries: mean |error| per model over all runs but the calibration microbenchmarks
+(``mean_abs_error``: the MD and NMD runs of the reference; ``calib`` reported apart as
+``mean_abs_error_calib``), MD / NMD split, per
 architecture, per sweep parameter, and the Spearman rank correlation between model
 and reference IPC over each sweep (the sweep's runs plus the baseline of the same
 workload and architecture).
+
+:func:`score` computes the errors and summaries of one table of runs; the hardware
+path (:mod:`mdm.explore.measured`) feeds it too.
 
 Work is grouped per (isa, workload): the trace is read and prepared once, and the
 cache simulation runs once per distinct ``cache_key`` among that workload's runs.
@@ -149,6 +153,24 @@ def _mean(x: pd.Series) -> float:
     return float(x.mean()) if len(x) else math.nan
 
 
+def map_tasks(
+    fn: Callable[..., Any],
+    tasks: Sequence[Any],
+    workers: int,
+    backend: dict[str, Callable[..., Any]] | None,
+) -> list[Any]:
+    """``fn(task)`` for each task: in ``workers`` spawned processes, or serially (with
+    ``backend``) when one worker, one task or a test backend is given."""
+    if workers > 1 and backend is None and len(tasks) > 1:
+        import multiprocessing
+
+        # spawn: forking after numba code has run can deadlock the children
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            return list(pool.map(fn, tasks))
+    return [fn(t, backend) for t in tasks]
+
+
 def validate(
     reference: str | Path,
     models: Sequence[str] = ("mdm", "gpumech"),
@@ -176,15 +198,7 @@ def validate(
         )
         for (isa, wl), g in table.groupby(["isa", "workload"], sort=True)
     ]
-    if workers > 1 and backend is None and len(tasks) > 1:
-        import multiprocessing
-
-        # spawn: forking after numba code has run can deadlock the children
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            chunks = list(pool.map(run_task, tasks))
-    else:
-        chunks = [run_task(t, backend) for t in tasks]
+    chunks = map_tasks(run_task, tasks, workers, backend)
     pred = pd.DataFrame([r for c in chunks for r in c])
     if "skip_reason" not in pred.columns:
         pred["skip_reason"] = None
@@ -195,15 +209,37 @@ def validate(
         raise ConfigError(ref, f"no run could be predicted; e.g. {next(iter(skipped.values()))}")
 
     tot = pred[pred["kernel"].astype(str) == "total"]
-    runs = table.merge(tot, on="run_id", how="inner", suffixes=("", "_model"))
+    kernels = _kernel_errors(ref, table, pred, use_logs)
+    return score(table, tot, "gpu_tot_sim_cycle", kernels, skipped)
+
+
+def score(
+    table: pd.DataFrame,
+    per_run: pd.DataFrame,
+    ref_cycles: str,
+    kernels: pd.DataFrame,
+    skipped: dict[str, str],
+    extra_summary: bool = False,
+) -> ValidationResult:
+    """Errors and summaries of one table of runs, whatever its source (simulator or hardware).
+
+    ``table``: one row per run with ``run_id``, ``class``, ``arch``, ``workload``,
+    ``sweep_param``, ``sweep_value``, the reference cycles in column ``ref_cycles`` and,
+    optionally, the reference ``warp_insts`` (without it the model's instruction count
+    is used, i.e. the same instructions). ``per_run``: one model row per (run, model)
+    with ``cycles`` and ``warp_insts``. The IPC error is paper 001 eq. 11 kept signed:
+    ``IPC_ref = warp_insts / ref_cycles``, ``IPC_model = warp_insts_model / cycles``.
+    ``extra_summary`` adds ``mean_abs_error_by_class`` and ``mean_abs_error_by_gpu``
+    (same as ``_by_arch``) to each model's summary.
+    """
+    runs = table.merge(per_run, on="run_id", how="inner", suffixes=("", "_model"))
     if "warp_insts_model" not in runs.columns:
         runs["warp_insts_model"] = runs["warp_insts"]
-    runs["ipc_sim"] = runs["warp_insts"] / runs["gpu_tot_sim_cycle"]
+    runs["ipc_sim"] = runs["warp_insts"] / runs[ref_cycles]
     runs["ipc_model"] = runs["warp_insts_model"] / runs["cycles"]
     runs["error"] = ipc_error(runs["ipc_model"], runs["ipc_sim"])
     runs["abs_error"] = runs["error"].abs()
 
-    kernels = _kernel_errors(ref, table, pred, use_logs)
     by_class = (
         runs.groupby(["model", "class"])["abs_error"].agg(["mean", "max", "count"]).reset_index()
     )
@@ -213,7 +249,7 @@ def validate(
         .reset_index()
     )
     spear = _spearman(runs)
-    summary = _summary(runs, spear)
+    summary = _summary(runs, spear, extra_summary)
     summary["skipped"] = skipped
     return ValidationResult(runs, kernels, by_class, by_sweep, spear, summary)
 
@@ -286,10 +322,11 @@ def _spearman(runs: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _summary(runs: pd.DataFrame, spear: pd.DataFrame) -> dict[str, Any]:
+def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> dict[str, Any]:
+    """Per model summary; ``mean_abs_error`` and the per-arch/sweep means leave out ``calib``."""
     res: dict[str, Any] = {"runs": int(runs["run_id"].nunique()), "models": {}}
     for model, g in runs.groupby("model"):
-        app = g[g["class"].isin(["MD", "NMD"])]
+        app = g[g["class"] != "calib"]
         s = spear[spear["model"] == model]["spearman"].dropna()
         res["models"][model] = {
             "mean_abs_error": _mean(app["abs_error"]),
@@ -304,4 +341,8 @@ def _summary(runs: pd.DataFrame, spear: pd.DataFrame) -> dict[str, Any]:
             "mean_spearman": float(s.mean()) if len(s) else math.nan,
             "runs": int(len(g)),
         }
+        if extra:
+            d = res["models"][model]
+            d["mean_abs_error_by_class"] = {c: _mean(x["abs_error"]) for c, x in g.groupby("class")}
+            d["mean_abs_error_by_gpu"] = dict(d["mean_abs_error_by_arch"])
     return res
