@@ -45,6 +45,7 @@ Choices (documented, tested):
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,7 +165,9 @@ def load_measured(path: str | Path) -> pd.DataFrame:
             )
         vals = {c: _number(path, i, c, cell[c]) if cell.get(c, "") else math.nan for c in NUMERIC}
         kernel = cell.get("kernel", "")
-        if kernel.lstrip("-").isdigit() and int(kernel) < 0:
+        if re.fullmatch(r"[+-]?\d+(\.0*)?", kernel):  # an index, also as written "3.0"
+            kernel = str(int(float(kernel)))
+        if kernel.startswith("-"):
             raise ConfigError(path, f"row {i}: kernel index {kernel} must be >= 0")
         recs.append(
             {

@@ -1,0 +1,397 @@
+"""mdm validate --measured (hardware / any measured times) and the Nsight Compute import."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import mdm.memory
+from mdm.cli.main import app as cli
+from mdm.config import load_gpu
+from mdm.errors import ConfigError
+from mdm.explore.measured import load_measured, validate_measured
+from mdm.explore.ncu import function_name, measurement, ncu_to_measured, read_ncu
+from mdm.explore.validate import load_results, validate
+from mdm.pipeline import predict_app
+from mdm.traces.workloads import generate
+
+DATA = Path(__file__).parent / "data"
+STENCIL = "builtin:stencil2d?W=64&H=32&sweeps=2"
+STENCIL_ARGS: dict[str, Any] = {"W": 64, "H": 32, "sweeps": 2}
+STRIDE = "builtin:stride?ctas=4&gs=32"
+# reference runs of the consistency test: MD, NMD (2 kernels) and calib, both architectures
+CONSISTENCY = [
+    ("stride32", "mdm_pascal"),
+    ("stencil2d", "mdm_pascal"),
+    ("pchase", "SM7_QV100"),
+]
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+# ---------------------------------------------------------------- (a) consistency
+def test_measured_equals_reference_path(reference_dir: Path, tmp_path: Path) -> None:
+    """Reference baselines fed as measured cycles give exactly the --reference errors."""
+    table = load_results(reference_dir / "results.csv")
+    base = table[table["sweep_param"] == "baseline"].set_index(["workload", "arch"])
+    rows, kernel_rows, run_ids = [], [], []
+    for wl, arch in CONSISTENCY:
+        rec = base.loc[(wl, arch)]
+        trace = os.path.relpath(reference_dir / "traces" / rec["isa"] / wl, tmp_path)
+        gpu = os.path.relpath(reference_dir / "configs" / arch / "gpgpusim.config", tmp_path)
+        run_ids.append(rec["run_id"])
+        rows.append(
+            {
+                "run_id": rec["run_id"],
+                "trace": trace,
+                "gpu": gpu,
+                "cycles": rec["gpu_tot_sim_cycle"],
+                "class": rec["class"],
+            }
+        )
+        if wl == "stencil2d":  # per-kernel rows from the reference's kernel_cycles
+            for k, c in enumerate(str(rec["kernel_cycles"]).split(";")):
+                kernel_rows.append(
+                    {
+                        "run_id": f"{rec['run_id']}__k{k}",
+                        "trace": trace,
+                        "gpu": gpu,
+                        "kernel": k,
+                        "cycles": float(c),
+                        # kept out of the MD/NMD means, so those equal the reference's
+                        "class": "calib",
+                    }
+                )
+    path = _write(tmp_path / "measured.csv", rows + kernel_rows)
+    models = ["mdm", "gpumech"]
+    ref = validate(reference_dir, models, run_ids, workers=1)
+    mes = validate_measured(path, models, workers=1)
+
+    r = ref.runs.set_index(["run_id", "model"]).sort_index()
+    m = mes.runs.set_index(["run_id", "model"]).loc[r.index]
+    assert list(m["error"]) == list(r["error"])  # bitwise: same eq. 11 code, same numbers
+    assert list(m["cycles"]) == list(r["cycles"])
+    assert list(m["arch"]) == list(r["arch"])  # gpu label of a gpgpusim.config = its folder
+    for model in models:
+        a, b = ref.summary["models"][model], mes.summary["models"][model]
+        for key in ("mean_abs_error", "mean_abs_error_md", "mean_abs_error_nmd"):
+            assert b[key] == pytest.approx(a[key], rel=1e-12)
+    # per-kernel rows agree with the reference's per-kernel errors (from the logs)
+    rk = ref.kernels.set_index(["run_id", "model", "kernel"])
+    for row in mes.kernels.itertuples():
+        rid = row.run_id.rsplit("__k", 1)[0]
+        want = rk.loc[(rid, row.model, row.kernel)]
+        assert row.cycles_sim == want["cycles_sim"]
+        assert row.error == pytest.approx(want["error"], rel=1e-12, abs=1e-15)
+    assert len(mes.kernels) == 2 * len(models)
+
+
+# ---------------------------------------------------------------- (b) conversions
+def test_time_clock_conversion_and_kernel_rows(tmp_path: Path) -> None:
+    gpu = load_gpu("mdm_pascal")
+    app = generate("stencil2d", 0, **STENCIL_ARGS)
+    name = app.kernels[0].name
+    rows = [
+        {"run_id": "app", "trace": STENCIL, "gpu": "mdm_pascal", "cycles": 5000, "class": "NMD"},
+        {"run_id": "k0", "trace": STENCIL, "gpu": "mdm_pascal", "kernel": "0", "cycles": 2500},
+        # 2 us at 1500 MHz = 3000 cycles; predicted at 1500 MHz
+        {
+            "run_id": "k1_clock",
+            "trace": STENCIL,
+            "gpu": "mdm_pascal",
+            "kernel": "1",
+            "time_us": 2,
+            "sm_clock_mhz": 1500,
+        },
+        # 3 us without a clock: the configuration's clock
+        {"run_id": "app_t", "trace": STENCIL, "gpu": "mdm_pascal", "time_us": 3},
+        # by name (function name of the trace's full signature): one match needed
+        {
+            "trace": STRIDE,
+            "gpu": "mdm_pascal",
+            "kernel": "strided_square_kernel_GS32",
+            "cycles": 900,
+        },
+        {"trace": STRIDE, "gpu": "mdm_pascal", "kernel": "0", "cycles": 900},
+    ]
+    path = _write(tmp_path / "m.csv", rows)
+    res = validate_measured(path, ["mdm"], workers=1)
+    runs = res.runs.set_index("run_id")
+
+    base = predict_app(app, gpu, ["mdm"])
+    fast = predict_app(app, gpu.with_updates({"core_clock_mhz": 1500.0}), ["mdm"])
+    k_base = [p.cycles for p in base.kernels["mdm"]]
+    assert runs.loc["app", "cycles"] == pytest.approx(base.cycles("mdm"))
+    assert runs.loc["app", "cycles"] == pytest.approx(sum(k_base))  # app = sum of kernels
+    assert runs.loc["app", "error"] == pytest.approx(5000 / base.cycles("mdm") - 1)
+    assert runs.loc["k0", "cycles"] == pytest.approx(k_base[0])
+    assert runs.loc["k0", "error"] == pytest.approx(2500 / k_base[0] - 1)
+    assert runs.loc["k0", "warp_insts"] == app.kernels[0].n_instructions
+    assert runs.loc["k0", "kernel_name"] == name
+    assert runs.loc["k1_clock", "cycles_measured"] == pytest.approx(3000.0)
+    assert runs.loc["k1_clock", "clock_source"] == "measured"
+    assert runs.loc["k1_clock", "cycles"] == pytest.approx(fast.kernels["mdm"][1].cycles)
+    assert runs.loc["k1_clock", "error"] == pytest.approx(
+        3000.0 / fast.kernels["mdm"][1].cycles - 1
+    )
+    assert runs.loc["app_t", "cycles_measured"] == pytest.approx(3 * gpu.core_clock_mhz)
+    assert res.summary["clock_from_config"] == ["app_t"]
+    by_name = f"{STRIDE}__mdm_pascal__strided_square_kernel_GS32"
+    assert runs.loc[by_name, "error"] == runs.loc[f"{STRIDE}__mdm_pascal__k0", "error"]
+    assert runs.loc[by_name, "workload"] == f"{STRIDE}[0]"
+    s = res.summary["models"]["mdm"]
+    assert s["mean_abs_error"] == pytest.approx(runs["abs_error"].mean())
+    assert s["mean_abs_error_by_class"]["NMD"] == pytest.approx(runs.loc["app", "abs_error"])
+    assert set(s["mean_abs_error_by_gpu"]) == {"mdm_pascal"}
+    assert set(res.kernels["run_id"]) == {"k0", "k1_clock", by_name, f"{STRIDE}__mdm_pascal__k0"}
+
+    # the same table as Parquet gives the same errors
+    pq = tmp_path / "m.parquet"
+    df = pd.read_csv(path, dtype={"kernel": str})
+    df.to_parquet(pq)
+    res2 = validate_measured(pq, ["mdm"], workers=1)
+    assert res2.runs.set_index("run_id")["error"].to_dict() == runs["error"].to_dict()
+
+
+def test_one_cache_simulation_per_cache_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[Any] = []
+    real = mdm.memory.simulate_app
+
+    def spy(app: Any, gpu: Any, *a: Any, **kw: Any) -> Any:
+        calls.append(mdm.memory.cache_key(gpu))
+        return real(app, gpu, *a, **kw)
+
+    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
+    rows = [
+        {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": 1000},
+        {"trace": STRIDE, "gpu": "mdm_pascal", "kernel": 0, "cycles": 1000},
+        {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": 1000, "sm_clock_mhz": 1000},
+        {"trace": STRIDE, "gpu": "gtx1080", "cycles": 1000},
+    ]
+    res = validate_measured(_write(tmp_path / "m.csv", rows), ["mdm"], workers=1)
+    assert len(res.runs) == 4
+    assert len(calls) == len(set(calls)) == 3  # the clock is part of the cache key
+
+
+def test_cli_measured_json_and_report(tmp_path: Path) -> None:
+    rows = [{"trace": STRIDE, "gpu": "mdm_pascal", "time_us": 1.5, "class": "MD"}]
+    path = _write(tmp_path / "m.csv", rows)
+    args = ["validate", "--measured", str(path), "--models", "mdm", "--workers", "1"]
+    r = CliRunner().invoke(cli, [*args, "--json", "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert set(out["models"]["mdm"]) >= {"mean_abs_error", "mean_abs_error_by_gpu"}
+    assert out["clock_from_config"] == [f"{STRIDE}__mdm_pascal"]
+    assert (tmp_path / "out" / "report.html").exists()
+    assert (tmp_path / "out" / "figures" / "fig5_mdm_pascal.svg").exists()
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0 and "per gpu: mdm_pascal" in r.output and "note: 1 run" in r.output
+    r = CliRunner().invoke(cli, ["validate", "--models", "mdm"])
+    assert r.exit_code == 1 and "exactly one of --reference" in r.output
+
+
+# ---------------------------------------------------------------- (c) bad rows
+GOOD = {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": "100"}
+
+
+@pytest.mark.parametrize(
+    ("bad", "row", "expect"),
+    [
+        ({"gpu": "no_such_gpu"}, 2, "gpu 'no_such_gpu'"),
+        ({"kernel": "1"}, 2, "kernel index 1 out of range"),
+        ({"kernel": "-1"}, 2, "kernel index -1 must be >= 0"),
+        ({"kernel": "nope_kernel"}, 2, "'nope_kernel' is not in the trace"),
+        ({"time_us": "3"}, 2, "exactly one of cycles and time_us, got both"),
+        ({"cycles": ""}, 2, "exactly one of cycles and time_us, got neither"),
+        ({"cycles": "0"}, 2, "cycles must be a positive number"),
+        ({"cycles": "", "time_us": "-2"}, 2, "time_us must be a positive number"),
+        ({"sm_clock_mhz": "abc"}, 2, "sm_clock_mhz 'abc' is not a number"),
+        ({"trace": "no/such/trace"}, 2, "no such file"),
+        ({"trace": ""}, 2, "empty trace"),
+        ({"run_id": "x"}, 2, "run_id 'x' already used by row 1"),
+    ],
+)
+def test_bad_row_names_file_and_row(
+    tmp_path: Path, bad: dict[str, str], row: int, expect: str
+) -> None:
+    first = {**GOOD, "kernel": "", "time_us": "", "sm_clock_mhz": "", "run_id": "x"}
+    second = {**first, "run_id": "y", **bad}
+    path = _write(tmp_path / "m.csv", [first, second])
+    with pytest.raises(ConfigError) as ei:
+        validate_measured(path, ["mdm"], workers=1)
+    msg = str(ei.value)
+    assert msg.startswith(str(path)) and f"row {row}:" in msg and expect in msg, msg
+    r = CliRunner().invoke(cli, ["validate", "--measured", str(path), "--workers", "1"])
+    assert r.exit_code == 1 and r.output.startswith(f"error: {path}: row {row}:"), r.output
+
+
+def test_missing_columns_and_empty_table(tmp_path: Path) -> None:
+    p = _write(tmp_path / "m.csv", [{"trace": STRIDE, "cycles": 1}])
+    with pytest.raises(ConfigError, match=r"m\.csv: measured table lacks column\(s\) \['gpu'\]"):
+        load_measured(p)
+    p = _write(tmp_path / "m.csv", [{"trace": STRIDE, "gpu": "mdm_pascal"}])
+    with pytest.raises(ConfigError, match=r"lacks column\(s\) \['cycles\|time_us'\]"):
+        load_measured(p)
+    p.write_text("trace,gpu,cycles\n")
+    with pytest.raises(ConfigError, match="no data rows"):
+        load_measured(p)
+
+
+def test_ambiguous_kernel_name(tmp_path: Path) -> None:
+    rows = [{"trace": STENCIL, "gpu": "mdm_pascal", "kernel": "jacobi5pt_kernel", "cycles": 9}]
+    with pytest.raises(ConfigError, match=r"row 1: kernel 'jacobi5pt_kernel' matches kernels"):
+        validate_measured(_write(tmp_path / "m.csv", rows), ["mdm"], workers=1)
+
+
+def test_paths_relative_to_the_table(tmp_path: Path) -> None:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "my_gpu.toml").write_text('base = "mdm_pascal"\nn_sm = 14\n')
+    t = load_measured(_write(sub / "m.csv", [{**GOOD, "gpu": "my_gpu.toml"}]))
+    assert t.loc[0, "gpu"] == str(sub / "my_gpu.toml") and t.loc[0, "gpu_label"] == "my_gpu"
+    assert t.loc[0, "trace"] == STRIDE and t.loc[0, "class"] == "unknown"
+    assert t.loc[0, "run_id"] == f"{STRIDE}__my_gpu"
+
+
+# ---------------------------------------------------------------- (d) Nsight Compute
+def test_function_name() -> None:
+    mangled = (
+        "_ZN2at6native29vectorized_elementwise_kernelILi4EZNS0_51_GLOBAL__N__b1108092_12_"
+        "PowKernel_cu_10c8ac97_2369629pow_tensor_scalar_kernel_implIffEEvRNS_18TensorIterat"
+        "orBaseET0_EUlfE0_St5arrayIPcLm2EEEEviS6_T1_"
+    )
+    assert function_name(mangled) == "vectorized_elementwise_kernel"
+    assert function_name("void at::native::vectorized_elementwise_kernel<4, F>(int, F)") == (
+        "vectorized_elementwise_kernel"
+    )
+    assert function_name("vectorized_elementwise_kernel") == "vectorized_elementwise_kernel"
+    assert function_name("jacobi5pt_kernel(float const*, float*, int, int)") == "jacobi5pt_kernel"
+    assert function_name("void ns::(anonymous namespace)::k<(int)3>(float*) const") == "k"
+
+
+def test_read_ncu_details_page() -> None:
+    path = DATA / "ncu_details.csv"
+    launches = read_ncu(path)
+    assert [lu.id for lu in launches] == ["0", "1"]
+    assert [lu.kernel_name for lu in launches] == ["jacobi5pt_kernel"] * 2
+    assert launches[0].line == 7  # after 5 ==PROF==/program lines and the header
+    m0, m1 = measurement(path, launches[0]), measurement(path, launches[1])
+    # Elapsed Cycles "1,234" cycle; SM Frequency 1.50 cycle/nsecond = 1500 MHz
+    assert m0 == {"cycles": 1234.0, "sm_clock_mhz": 1500.0}
+    # "2,048" cycles; SM Frequency "1,410.00" Mhz
+    assert m1 == {"cycles": 2048.0, "sm_clock_mhz": 1410.0}
+
+
+def test_read_ncu_raw_page() -> None:
+    path = DATA / "ncu_raw.csv"
+    launches = read_ncu(path)
+    assert len(launches) == 2
+    # gpu__time_duration.sum "1,250" nsecond = 1.25 us; 1,400.00 cycle/usecond = 1400 MHz
+    assert measurement(path, launches[0]) == {"time_us": 1.25, "sm_clock_mhz": 1400.0}
+    assert measurement(path, launches[1]) == {"time_us": 2.0, "sm_clock_mhz": 1600.0}
+
+
+def test_from_ncu_then_validate(tmp_path: Path) -> None:
+    out = tmp_path / "meas" / "measured.csv"
+    r = CliRunner().invoke(
+        cli,
+        [
+            "measure",
+            "from-ncu",
+            str(DATA / "ncu_raw.csv"),
+            "--trace",
+            STENCIL,
+            "--gpu",
+            "mdm_pascal",
+            "--out",
+            str(out),
+            "--class",
+            "NMD",
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    df = pd.read_csv(out)
+    assert list(df["kernel"]) == [0, 1] and list(df["class"]) == ["NMD", "NMD"]
+    assert list(df["time_us"]) == [1.25, 2.0] and "cycles" not in df
+    res = validate_measured(out, ["mdm"], workers=1)
+    runs = res.runs.set_index("kernel_index")
+    assert runs.loc[0, "cycles_measured"] == pytest.approx(1.25 * 1400)
+    assert runs.loc[1, "cycles_measured"] == pytest.approx(2.0 * 1600)
+    assert list(runs["clock_source"]) == ["measured", "measured"]
+
+
+def test_from_ncu_relative_paths(reference_dir: Path, tmp_path: Path) -> None:
+    trace = str(reference_dir / "traces" / "sm61" / "stencil2d")
+    gpu = str(reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config")
+    out = tmp_path / "x" / "m.csv"
+    df = ncu_to_measured(DATA / "ncu_details.csv", trace, gpu, out)
+    assert df.loc[0, "trace"] == os.path.relpath(trace, out.parent)
+    t = load_measured(out)
+    assert Path(t.loc[0, "trace"]).resolve() == Path(trace).resolve()
+    assert t.loc[0, "gpu_label"] == "mdm_pascal" and list(t["cycles"]) == [1234.0, 2048.0]
+
+
+def test_from_ncu_mismatches(tmp_path: Path) -> None:
+    text = (DATA / "ncu_details.csv").read_text()
+    lines = text.splitlines(keepends=True)
+    # the second launch renamed: its first line is the error's line
+    renamed = "".join(lines[:11]) + "".join(
+        ln.replace('"jacobi5pt_kernel"', '"vecadd_kernel"') for ln in lines[11:]
+    )
+    p = tmp_path / "ncu.csv"
+    p.write_text(renamed)
+    with pytest.raises(ConfigError) as ei:
+        ncu_to_measured(p, STENCIL, "mdm_pascal")
+    msg = str(ei.value)
+    assert msg.startswith(f"{p}: line 12: launch 1") and "'vecadd_kernel'" in msg, msg
+    assert "'jacobi5pt_kernel'" in msg
+    with pytest.raises(ConfigError, match="2 profiled launch.*has 1 kernel"):
+        ncu_to_measured(DATA / "ncu_details.csv", STRIDE, "mdm_pascal")
+    r = CliRunner().invoke(
+        cli,
+        [
+            "measure",
+            "from-ncu",
+            str(p),
+            "--trace",
+            STENCIL,
+            "--gpu",
+            "mdm_pascal",
+            "--out",
+            str(tmp_path / "m.csv"),
+        ],
+    )
+    assert r.exit_code == 1 and r.output.startswith(f"error: {p}: line 12:"), r.output
+
+
+def test_ncu_bad_values(tmp_path: Path) -> None:
+    p = tmp_path / "ncu.csv"
+    src = (DATA / "ncu_details.csv").read_text()
+    p.write_text(
+        src.replace('"cycle","1,234"', '"cycle","n/a"').replace(
+            '"usecond","0.82"', '"furlong","0.82"'
+        )
+    )
+    with pytest.raises(ConfigError, match=r"line 11: Duration: unknown unit 'furlong'"):
+        measurement(p, read_ncu(p)[0])
+    p.write_text("==PROF== nothing profiled\n")
+    with pytest.raises(ConfigError, match="no CSV records"):
+        read_ncu(p)
+    shutil.copy(DATA / "ncu_raw.csv", p)
+    p.write_text(p.read_text().replace('"1,250"', '"-5"'))
+    with pytest.raises(ConfigError, match=r"line 7: gpu__time_duration.sum must be positive"):
+        measurement(p, read_ncu(p)[0])
+    assert math.isfinite(measurement(p, read_ncu(p)[1])["time_us"])
