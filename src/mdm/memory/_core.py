@@ -247,8 +247,8 @@ def run_kernel(
     * a miss leaves through the SM's share of the NoC: it is sent at
       ``max(t, noc_free[c])``, then ``noc_free[c]`` advances by ``noc_step`` (reply bytes
       / the SM's bytes per cycle), i.e. the reply bandwidth is enforced in request order;
-    * the L2 sees it then; an L2 miss queues at its DRAM channel
-      (``bank * n_ch // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
+    * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
+      ``bank * channels // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
       (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
     * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
       ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
@@ -301,7 +301,7 @@ def run_kernel(
         noc_free,
         noc_step,
         dram_free,
-        n_ch,
+        bank_ch,
         dram_bpc,
         l1_lat,
         i_done,
@@ -320,6 +320,16 @@ def run_kernel(
         kind = i_kind[j]
         t0 = i_time[j]
         done_j = t0
+        # this instruction's counts, kept in registers and stored once at its end
+        n_acc = 0  # L1 accesses
+        n_hit = 0
+        n_pend = 0
+        n_miss = 0  # L1 misses (reads and writes)
+        n_wr = 0  # L1 write accesses
+        n_l2 = 0
+        n_l2m = 0
+        n_l2rd = 0
+        n_l2rdm = 0
         for r in range(req_ptr[j], req_ptr[j + 1]):
             t = l1_port[c] if l1_port[c] > t0 else t0
             l1_port[c] = t + port_step
@@ -329,7 +339,7 @@ def run_kernel(
             # L2 bank and partition-local set (channel bits removed)
             b = req_bank[r]  # precomputed by mdm.memory.hashing.l2_bank_and_set
             s2 = req_l2set[r]
-            ch = b * n_ch // banks
+            ch = bank_ch[b]  # DRAM channel of the bank: b * channels // banks
             if kind != 0 or not l1_enabled:
                 # stores (write-through, no allocate) and atomics go to the L2
                 is_w = kind != 0
@@ -347,9 +357,9 @@ def run_kernel(
                             m >>= np.uint32(1)
                     else:
                         n1 = 1
-                    cnt[C_L1_WR] += n1
-                    per_inst[j, I_L1_ACC] += n1
-                    per_inst[j, I_L1_MISS] += n1
+                    n_wr += n1
+                    n_acc += n1
+                    n_miss += n1
                 for q in range(nq2):
                     if l2_sectored:
                         if not (rmask >> np.uint32(q)) & np.uint32(1):
@@ -365,15 +375,13 @@ def run_kernel(
                     )  # fmt: skip
                     if not is_w and rd2 + l2_lat > done_j:
                         done_j = rd2 + l2_lat
-                    cnt[C_L2] += 1
-                    per_inst[j, I_L2_ACC] += 1
+                    n_l2 += 1
                     if not is_w:
-                        cnt[C_L2_RD] += 1
+                        n_l2rd += 1
                     if o == MISS:
-                        cnt[C_L2_MISS] += 1
-                        per_inst[j, I_L2_MISS] += 1
+                        n_l2m += 1
                         if not is_w:
-                            cnt[C_L2_RD_MISS] += 1
+                            n_l2rdm += 1
                 continue
             # ---- L1 read ----
             s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
@@ -382,8 +390,7 @@ def run_kernel(
                 if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
                     continue
                 bit = np.uint32(1) << np.uint32(k)
-                cnt[C_L1_RD] += 1
-                per_inst[j, I_L1_ACC] += 1
+                n_acc += 1
                 if on_fill:
                     streaming.drain(
                         pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
@@ -395,13 +402,11 @@ def run_kernel(
                     l1_lru[c, s1, w] = stamp[0]
                     if l1_fill[c, s1, w, k] > t and l1_merges[c, s1, w, k] < l1_max_merge:
                         l1_merges[c, s1, w, k] += 1
-                        cnt[C_L1_RD_PEND] += 1
-                        per_inst[j, I_L1_PEND] += 1
+                        n_pend += 1
                         if l1_fill[c, s1, w, k] > done_j:
                             done_j = l1_fill[c, s1, w, k]
                     else:  # a hit (after waiting for the fill when the merge slots are full)
-                        cnt[C_L1_RD_HIT] += 1
-                        per_inst[j, I_L1_HIT] += 1
+                        n_hit += 1
                         tf = l1_fill[c, s1, w, k]
                         if tf > t:  # blocking: the cache waits with it
                             if tf + port_step > l1_port[c]:
@@ -417,17 +422,14 @@ def run_kernel(
                         tf = pend_t[c, pi]
                         if pend[c, pi, 3] < l1_max_merge:
                             pend[c, pi, 3] += 1
-                            cnt[C_L1_RD_PEND] += 1
-                            per_inst[j, I_L1_PEND] += 1
+                            n_pend += 1
                         else:  # merge slots full: waits for the fill, then hits
-                            cnt[C_L1_RD_HIT] += 1
-                            per_inst[j, I_L1_HIT] += 1
+                            n_hit += 1
                         if tf > done_j:
                             done_j = tf
                         continue
                 # miss: a new MSHR entry; when all are in flight, wait for the oldest
-                cnt[C_L1_RD_MISS] += 1
-                per_inst[j, I_L1_MISS] += 1
+                n_miss += 1
                 h = mshr_head[c]
                 t_eff = t
                 if mshr_ring[c, h] > t_eff:
@@ -462,13 +464,11 @@ def run_kernel(
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                         dram_free, ch, dram_bpc,
                     )  # fmt: skip
-                    cnt[C_L2] += 1
-                    cnt[C_L2_RD] += 1
-                    per_inst[j, I_L2_ACC] += 1
+                    n_l2 += 1
+                    n_l2rd += 1
                     if o == MISS:
-                        cnt[C_L2_MISS] += 1
-                        cnt[C_L2_RD_MISS] += 1
-                        per_inst[j, I_L2_MISS] += 1
+                        n_l2m += 1
+                        n_l2rdm += 1
                     if rd > ready:
                         ready = rd
                 fill_t = ready + l2_lat
@@ -480,10 +480,25 @@ def run_kernel(
                 else:
                     l1_fill[c, s1, w, k] = fill_t
                 mshr_ring[c, h] = fill_t
-                mshr_head[c] = (h + 1) % n_mshr
+                mshr_head[c] = h + 1 if h + 1 < n_mshr else 0  # (h + 1) % n_mshr
                 if fill_t > done_j:
                     done_j = fill_t
         i_done[j] = done_j + l1_lat
+        cnt[C_L1_RD] += n_acc - n_wr
+        cnt[C_L1_RD_HIT] += n_hit
+        cnt[C_L1_RD_PEND] += n_pend
+        cnt[C_L1_RD_MISS] += n_miss - n_wr
+        cnt[C_L1_WR] += n_wr
+        cnt[C_L2] += n_l2
+        cnt[C_L2_MISS] += n_l2m
+        cnt[C_L2_RD] += n_l2rd
+        cnt[C_L2_RD_MISS] += n_l2rdm
+        per_inst[j, I_L1_ACC] += n_acc
+        per_inst[j, I_L1_HIT] += n_hit
+        per_inst[j, I_L1_PEND] += n_pend
+        per_inst[j, I_L1_MISS] += n_miss
+        per_inst[j, I_L2_ACC] += n_l2
+        per_inst[j, I_L2_MISS] += n_l2m
 
 
 # The timed driver lives in this module, beside run_kernel, so that numba's on-disk
@@ -577,12 +592,15 @@ def run_timed(
     for v in range(leaves - 1, 0, -1):
         tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
     nw = order.shape[0]
+    # ready time of every warp, inf once it has no segment left (one array to scan)
     ready = np.full(nw, t_start)
     nxt = np.zeros(nw, np.int64)
     wend = np.zeros(nw, np.int64)  # end of every warp's segments, in ``order``
     for p in range(nw):
         nxt[p] = wseg_ptr[order[p]]
         wend[p] = wseg_ptr[order[p] + 1]
+        if nxt[p] >= wend[p]:
+            ready[p] = np.inf
     wave_end = np.full(n_sm, t_start)
     one = np.zeros(1, np.int64)
     lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
@@ -641,12 +659,12 @@ def _timed_loop(
         pick = -1
         soonest = np.inf
         for p in range(grp_ptr[g], grp_ptr[g + 1]):  # oldest ready warp
-            if nxt[p] < wend[p]:
-                if ready[p] <= t:
-                    pick = p
-                    break
-                if ready[p] < soonest:
-                    soonest = ready[p]
+            r = ready[p]  # inf: finished (t < inf)
+            if r <= t:
+                pick = p
+                break
+            if r < soonest:
+                soonest = r
         if pick < 0:
             if soonest < np.inf:
                 clock[sm] = soonest
@@ -663,7 +681,8 @@ def _timed_loop(
                 g += 1
             cur[sm] = g
             for p in range(grp_ptr[g], grp_ptr[g + 1]):
-                ready[p] = t
+                if nxt[p] < wend[p]:
+                    ready[p] = t
             clock[sm] = t
             continue
         gs = nxt[pick]
@@ -675,7 +694,7 @@ def _timed_loop(
                 if lsq[sm, h] > t:
                     t = lsq[sm, h]
                 lsq[sm, h] = l1_port[sm] if l1_port[sm] > t else t
-                lsq_head[sm] = (h + 1) % ldst_queue
+                lsq_head[sm] = h + 1 if h + 1 < ldst_queue else 0
                 if m == -2:  # shared memory / constant: one cycle of the unit
                     l1_port[sm] = lsq[sm, h] + 1.0
             if m >= 0:
@@ -694,4 +713,6 @@ def _timed_loop(
         if sready > wave_end[sm]:
             wave_end[sm] = sready
         nxt[pick] += 1
+        if nxt[pick] >= wend[pick]:
+            ready[pick] = np.inf
     return end

@@ -493,7 +493,7 @@ def simulate_kernel(
         (l1c.sector_bytes if l1c.sectored else l1c.line_bytes)
         / _sm_reply_bytes_per_cycle(gpu, max(lay.n_active_sms, 1)),
         l2.dram_free,
-        gpu.dram.channels,
+        np.arange(gpu.l2.banks, dtype=np.int64) * gpu.dram.channels // gpu.l2.banks,
         gpu.dram_bytes_per_cycle / gpu.dram.channels,
         float(l1c.hit_latency_cycles),
         i_done,
