@@ -11,6 +11,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import mdm.memory
@@ -395,3 +397,31 @@ def test_ncu_bad_values(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"line 7: gpu__time_duration.sum must be positive"):
         measurement(p, read_ncu(p)[0])
     assert math.isfinite(measurement(p, read_ncu(p)[1])["time_us"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True),
+    st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), max_size=3),
+    st.sampled_from(["", "<4, float>", "<(int)3, ns::T<2> >"]),
+    st.sampled_from(["()", "(float const*, int)", "(std::array<char*, 2ul>)"]),
+)
+def test_function_name_strips_scopes_templates_params(
+    fn: str, scopes: list[str], targs: str, params: str
+) -> None:
+    full = "void " + "".join(f"{s}::" for s in scopes) + fn + targs + params
+    assert function_name(full) == fn
+    assert function_name(fn) == fn
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 10**9), st.integers(1, 3000))
+def test_ncu_values_with_thousands_separators(tmp_path_factory: Any, cyc: int, mhz: int) -> None:
+    p = tmp_path_factory.mktemp("ncu") / "ncu.csv"
+    head = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    p.write_text(
+        f"==PROF== Disconnected\n{head}"
+        f'"0","k","Elapsed Cycles","cycle","{cyc:,}"\n'
+        f'"0","k","SM Frequency","Mhz","{mhz:,}.00"\n'
+    )
+    assert measurement(p, read_ncu(p)[0]) == {"cycles": float(cyc), "sm_clock_mhz": float(mhz)}

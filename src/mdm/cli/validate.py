@@ -24,8 +24,8 @@ def validate(
     measured: Path = typer.Option(
         None,
         "--measured",
-        help="CSV/Parquet of measured runs: trace, gpu, [kernel], cycles or time_us, "
-        "[sm_clock_mhz, run_id, class]",
+        help="CSV/Parquet of measured runs: trace, gpu, cycles or time_us; optional kernel, "
+        "sm_clock_mhz, run_id, class",
     ),
     models: list[str] = typer.Option(["mdm", "gpumech"], "--models", help="models (repeatable)"),
     out: Path = typer.Option(None, "--out", help="write tables, figures and report.html here"),
