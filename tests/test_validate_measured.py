@@ -425,3 +425,14 @@ def test_ncu_values_with_thousands_separators(tmp_path_factory: Any, cyc: int, m
         f'"0","k","SM Frequency","Mhz","{mhz:,}.00"\n'
     )
     assert measurement(p, read_ncu(p)[0]) == {"cycles": float(cyc), "sm_clock_mhz": float(mhz)}
+
+
+def test_ncu_trailing_commas(tmp_path: Path) -> None:
+    """Some ncu versions end every CSV line with a comma: same launches and values."""
+    for name in ("ncu_details.csv", "ncu_raw.csv"):
+        lines = (DATA / name).read_text().splitlines()
+        p = tmp_path / name
+        p.write_text("\n".join(ln + "," if ln.startswith('"') else ln for ln in lines) + "\n")
+        got = [measurement(p, lu) for lu in read_ncu(p)]
+        want = [measurement(DATA / name, lu) for lu in read_ncu(DATA / name)]
+        assert got == want

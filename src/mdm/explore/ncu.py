@@ -108,7 +108,10 @@ def _records(path: Path) -> list[tuple[int, list[str]]]:
         for no, text in enumerate(f, start=1):
             if not text.startswith('"'):
                 continue  # ==PROF== lines, application output, blank lines
-            out.append((no, next(csv.reader([text]))))
+            fields = next(csv.reader([text]))
+            while fields and fields[-1] == "":  # some ncu versions end lines with a comma
+                fields.pop()
+            out.append((no, fields))
     if not out:
         raise ConfigError(path, "no CSV records; expected the output of ncu --csv")
     return out
@@ -128,6 +131,7 @@ def read_ncu(path: str | Path) -> list[NcuLaunch]:
     launches: dict[str, NcuLaunch] = {}
 
     def launch(no: int, f: list[str]) -> NcuLaunch:
+        f += [""] * (len(header) - len(f))  # empty trailing fields were dropped
         if len(f) != len(header):
             raise ConfigError(
                 path, f"line {no}: {len(f)} fields, expected {len(header)} as in the header"
@@ -147,7 +151,7 @@ def read_ncu(path: str | Path) -> list[NcuLaunch]:
     else:  # raw page, wide form: optional units row (empty ID) after the header
         body = recs[1:]
         units = [""] * len(header)
-        if body and body[0][1][col["ID"]] == "":
+        if body and body[0][1][col["ID"] : col["ID"] + 1] in ([], [""]):
             units = body[0][1]
             body = body[1:]
         for no, f in body:
