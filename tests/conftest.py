@@ -24,3 +24,19 @@ def pytorch_pow_dir() -> Path:
     if not (PYTORCH_POW / "kernelslist.g").exists():
         pytest.skip(f"real trace not found at {PYTORCH_POW}")
     return PYTORCH_POW
+
+
+@pytest.fixture
+def cache_sim_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """The ``cache_key`` of every ``mdm.memory.simulate_app`` call made in this process."""
+    import mdm.memory
+
+    calls: list[tuple] = []
+    real = mdm.memory.simulate_app
+
+    def spy(app, gpu, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls.append(mdm.memory.cache_key(gpu))
+        return real(app, gpu, *a, **kw)
+
+    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
+    return calls

@@ -6,9 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 
-import mdm.memory
 from mdm.explore.demo import run_demo
 from mdm.explore.runner import run_sweep
 from mdm.explore.spec import parse_spec
@@ -22,16 +20,8 @@ def _tiny(name: str) -> dict[str, Any]:
 
 
 def test_real_sweep_reuses_cache_and_reports_cpi(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache_sim_calls: list[tuple]
 ) -> None:
-    calls: list[Any] = []
-    real = mdm.memory.simulate_app
-
-    def spy(app: Any, gpu: Any, *a: Any, **kw: Any) -> Any:
-        calls.append(mdm.memory.cache_key(gpu))
-        return real(app, gpu, *a, **kw)
-
-    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
     spec = parse_spec(
         {
             "workloads": [{"name": "stride", "params": {**_tiny("stride"), "gs": 32}}],
@@ -42,7 +32,7 @@ def test_real_sweep_reuses_cache_and_reports_cpi(
     res = run_sweep(spec, tmp_path, executor="serial")
     t = res.table
     assert len(t) == 4 * 2
-    assert len(calls) == len(set(calls)) == res.items_total
+    assert len(cache_sim_calls) == len(set(cache_sim_calls)) == res.items_total
     assert any(c.startswith("cpi_") for c in t.columns)
     assert (t["cycles"] > 0).all()
     # more DRAM bandwidth never slows MDM down

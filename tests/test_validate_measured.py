@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import mdm.memory
 from mdm.cli.main import app as cli
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
@@ -166,17 +165,7 @@ def test_time_clock_conversion_and_kernel_rows(tmp_path: Path) -> None:
     assert res2.runs.set_index("run_id")["error"].to_dict() == runs["error"].to_dict()
 
 
-def test_one_cache_simulation_per_cache_key(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[Any] = []
-    real = mdm.memory.simulate_app
-
-    def spy(app: Any, gpu: Any, *a: Any, **kw: Any) -> Any:
-        calls.append(mdm.memory.cache_key(gpu))
-        return real(app, gpu, *a, **kw)
-
-    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
+def test_one_cache_simulation_per_cache_key(tmp_path: Path, cache_sim_calls: list[tuple]) -> None:
     rows = [
         {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": 1000},
         {"trace": STRIDE, "gpu": "mdm_pascal", "kernel": 0, "cycles": 1000},
@@ -185,7 +174,9 @@ def test_one_cache_simulation_per_cache_key(
     ]
     res = validate_measured(_write(tmp_path / "m.csv", rows), ["mdm"], workers=1)
     assert len(res.runs) == 4
-    assert len(calls) == len(set(calls)) == 3  # the clock is part of the cache key
+    assert (
+        len(cache_sim_calls) == len(set(cache_sim_calls)) == 3
+    )  # the clock is part of the cache key
 
 
 def test_cli_measured_json_and_report(tmp_path: Path) -> None:

@@ -6,9 +6,7 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 import mdm.memory
@@ -24,18 +22,10 @@ RUNS = [
 
 
 def test_validate_real_pipeline_shares_cache_sims(
-    reference_dir: Path, monkeypatch: pytest.MonkeyPatch
+    reference_dir: Path, cache_sim_calls: list[tuple]
 ) -> None:
     from mdm.config.accelsim import import_accelsim
 
-    calls: list[Any] = []
-    real = mdm.memory.simulate_app
-
-    def spy(app: Any, gpu: Any, *a: Any, **kw: Any) -> Any:
-        calls.append(mdm.memory.cache_key(gpu))
-        return real(app, gpu, *a, **kw)
-
-    monkeypatch.setattr(mdm.memory, "simulate_app", spy)
     res = validate(reference_dir, ["mdm", "gpumech"], RUNS, workers=1)
     table = load_results(reference_dir / "results.csv").set_index("run_id").loc[RUNS]
     keys = set()
@@ -46,7 +36,7 @@ def test_validate_real_pipeline_shares_cache_sims(
                 reference_dir / "configs" / rec["arch"] / "gpgpusim.config", rec["extra_options"]
             )
             keys.add((rid.split("__")[0], mdm.memory.cache_key(gpu)))
-    assert len(calls) == len(keys)  # one cache simulation per workload and cache key
+    assert len(cache_sim_calls) == len(keys)  # one cache simulation per workload and cache key
     assert len(res.runs) == len(RUNS) * 2
     assert res.runs["error"].map(math.isfinite).all()
     for m in ("mdm", "gpumech"):
