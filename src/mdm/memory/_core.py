@@ -716,3 +716,15 @@ def _timed_loop(
         if nxt[pick] >= wend[pick]:
             ready[pick] = np.inf
     return end
+
+
+@njit(cache=True)
+def pc_sums(per_inst: np.ndarray, pc_pos: np.ndarray, n_pc: int) -> np.ndarray:
+    """Per-PC sums (int64) of the rows of ``per_inst``; row ``i`` belongs to PC
+    ``pc_pos[i]`` (in ``0 .. n_pc - 1``)."""
+    out = np.zeros((n_pc, per_inst.shape[1]), np.int64)
+    for i in range(per_inst.shape[0]):
+        p = pc_pos[i]
+        for f in range(per_inst.shape[1]):
+            out[p, f] += per_inst[i, f]
+    return out

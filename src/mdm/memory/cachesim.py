@@ -226,14 +226,13 @@ class _KernelInputs:
     perm_observed: bool = False  # arrays in the observed order of layout perm_key
     observed: np.ndarray | None = None  # issue order of the last simulation of perm_key
     # Reused per layout (sweep points after the first): the timed layout of perm_key,
-    # and, in the stored order, the SM and load flag of every memory instruction and the
-    # grouping of the per-PC sums (positions sorted by PC, first position of every PC).
+    # and, in the stored order, the SM, load flag and PC index of every memory
+    # instruction.
     # Reset when the layout or the stored order changes.
     layout: TimedLayout | None = None
     i_sm: np.ndarray | None = None
     is_load: np.ndarray | None = None
-    pc_order: np.ndarray | None = None
-    pc_starts: np.ndarray | None = None
+    pc_pos: np.ndarray | None = None
 
     @property
     def nbytes(self) -> int:
@@ -399,7 +398,7 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.l2set = ki.l2set[ridx]
     ki.kinds = ki.kinds[rel]
     ki.perm = rel if ki.perm is None else ki.perm[rel]
-    ki.i_sm = ki.is_load = ki.pc_order = ki.pc_starts = None
+    ki.i_sm = ki.is_load = ki.pc_pos = None
     pos = np.empty(m, np.int64)
     pos[ki.perm] = np.arange(m)
     ki.inst_mem[ki.inst] = pos
@@ -536,16 +535,13 @@ def simulate_kernel(
 
 
 def _per_pc(ki: _KernelInputs, perm: np.ndarray, per_inst: np.ndarray) -> PCStats:
-    """Per-PC sums of ``per_inst`` (rows in the stored order ``perm``): one segmented
-    sum over the rows sorted by PC (the grouping is kept in ``ki`` per stored order)."""
+    """Per-PC sums of ``per_inst`` (rows in the stored order ``perm``), in one numba
+    pass (:func:`mdm.memory._core.pc_sums`; the PC index of every stored row is kept in
+    ``ki`` per stored order)."""
     upc = ki.upc
-    if ki.pc_order is None:
-        ki.pc_order = np.argsort(ki.pc_idx[perm], kind="stable")
-        ki.pc_starts = np.r_[0, np.cumsum(ki.executions)[:-1]].astype(np.int64)
-    if upc.shape[0]:
-        sums = np.add.reduceat(per_inst[ki.pc_order], ki.pc_starts, axis=0, dtype=np.int64)
-    else:
-        sums = np.zeros((0, _core.N_INST), np.int64)
+    if ki.pc_pos is None:
+        ki.pc_pos = np.ascontiguousarray(ki.pc_idx[perm], dtype=np.int64)
+    sums = _core.pc_sums(per_inst, ki.pc_pos, upc.shape[0])
     return PCStats(
         pc=upc.astype(np.uint32),
         executions=ki.executions.copy(),
