@@ -60,11 +60,12 @@ def test_input_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 @given(
     st.lists(st.integers(0, 2**40), min_size=1, max_size=50),
     st.sampled_from([12, 24, 40]),
-    st.sampled_from([128, 256, 512]),
+    st.sampled_from([128, 256, 384, 512]),
     st.sampled_from([32, 64, 96]),
 )
 def test_gap_mapping_equals_formula(lines: list[int], banks: int, il: int, sets: int) -> None:
-    """GPGPU-Sim's non-power-of-two bank path in numba equals its formula in NumPy."""
+    """GPGPU-Sim's non-power-of-two bank path in numba equals its formula in NumPy (both
+    the shift-and-mask path of power-of-two interleave and sets, and the general one)."""
     ln = np.array(lines, np.int64)
     addr = ln << 7
     chunk = addr // il

@@ -152,6 +152,20 @@ def _map_gap(
     n = lines.shape[0]
     bank = np.empty(n, np.int64)
     sset = np.empty(n, np.int64)
+    if il & (il - 1) == 0 and sets & (sets - 1) == 0:
+        # power-of-two interleave, line and sets: shifts and masks (the same values for
+        # non-negative addresses), one division by the bank count per line
+        il_log2 = np.int64(0)
+        while (np.int64(1) << il_log2) < il:
+            il_log2 += 1
+        for r in range(n):
+            addr = lines[r] << line_log2
+            chunk = addr >> il_log2
+            q = chunk // banks
+            bank[r] = chunk - q * banks
+            local = (q << il_log2) | (addr & (il - 1))
+            sset[r] = (local >> line_log2) & (sets - 1)
+        return bank, sset
     for r in range(n):
         addr = lines[r] << line_log2
         chunk = addr // il
