@@ -137,6 +137,18 @@ def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str) -> N
     assert got == naive_coalesce(k, rule)[0]
 
 
+def test_coalescer_colliding_keys() -> None:
+    """Lines ``j << 29`` all fall in one slot of the coalescer's per-group key hash (long
+    probe runs), repeated and in descending order: still one request per distinct line,
+    sorted by address, as the naive coalescer."""
+    lines = [(j % 16) << 29 for j in range(31, -1, -1)]
+    k = make_kernel([(LD, [line * 128 + 4 * (j % 3) for j, line in enumerate(lines)], 4)])
+    r = coalesce(k, 128, 32, "warp")
+    got = [(int(line), int(m)) for line, m in zip(r.req_line, r.req_mask, strict=True)]
+    assert len(got) == 16
+    assert got == naive_coalesce(k, "warp")[0]
+
+
 # --------------------------------------------------- fast vs plain-Python cache
 def naive_sim(k: KernelTrace, g: GPUConfig, order_inst: np.ndarray) -> dict[str, int]:
     """Plain LRU hierarchy without time (latencies ~0): non-sectored write-through L1

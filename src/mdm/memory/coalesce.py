@@ -36,6 +36,7 @@ from mdm.errors import ConfigError
 from mdm.traces.model import GLOBAL_MEMORY_CLASSES, KernelTrace
 
 _MAX_KEYS = 320  # per group: 32 lanes x at most 2 + 255 // 32 segments each
+_HASH = 1024  # slots of the per-group key hash (power of two, > 2 x _MAX_KEYS)
 
 
 @dataclass
@@ -96,6 +97,34 @@ def coalesce(
     return CoalescedRequests(inst, ptr, line, mask, full)
 
 
+@njit(cache=True, inline="always")
+def _log2(x: np.int64) -> np.int64:
+    """log2 of a power of two ``x`` > 0, else -1."""
+    if x <= 0 or x & (x - 1):
+        return -1
+    n = 0
+    while (np.int64(1) << n) < x:
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _div(a: np.int64, d: np.int64, d_log2: np.int64) -> np.int64:
+    """``a // d`` (floor); an arithmetic shift when ``d = 2**d_log2`` (same value, also
+    for negative ``a``), no integer division."""
+    if d_log2 >= 0:
+        return a >> d_log2
+    return a // d
+
+
+@njit(cache=True, inline="always")
+def _mod(a: np.int64, d: np.int64, d_log2: np.int64) -> np.int64:
+    """``a % d`` (Python sign rule); a mask when ``d = 2**d_log2``."""
+    if d_log2 >= 0:
+        return a & (d - 1)
+    return a % d
+
+
 @njit(cache=True)
 def _coalesce(
     inst: np.ndarray,
@@ -119,9 +148,17 @@ def _coalesce(
     out_mask = np.empty(cap, np.uint32)
     out_full = np.empty(cap, np.uint32)
     spl = line_bytes // sector_bytes
+    line_log2 = _log2(line_bytes)
+    sec_log2 = _log2(sector_bytes)
     keys = np.empty(_MAX_KEYS, np.int64)  # segment key (address // segment size)
     kmask = np.empty(_MAX_KEYS, np.uint32)
     kbytes = np.zeros((_MAX_KEYS, 32), np.uint64)  # written-byte bitmap per sector
+    # key -> position in ``keys`` for the current group: open addressing, an entry is
+    # live when its generation is the group's (no clearing per group)
+    h_key = np.zeros(_HASH, np.int64)
+    h_pos = np.zeros(_HASH, np.int64)
+    h_gen = np.zeros(_HASH, np.int64)
+    gen = 0
     sec_all = np.uint64(0xFFFFFFFFFFFFFFFF)
     if sector_bytes < 64:
         sec_all = (np.uint64(1) << np.uint64(sector_bytes)) - np.uint64(1)
@@ -143,10 +180,12 @@ def _coalesce(
                 seg = line_bytes
         else:
             seg = np.int64(line_bytes)  # requests are per line, sectors in the mask
+        seg_log2 = _log2(seg)
         msk = mask[i]
         k = 0
         for g0 in range(0, 32, group):
             nk = 0
+            gen += 1
             for lane in range(g0, g0 + group):
                 if not (msk >> np.uint32(lane)) & np.uint32(1) or k >= na:
                     continue
@@ -155,21 +194,28 @@ def _coalesce(
                 last = a + w - 1
                 b = a
                 while b <= last:
-                    key = b // seg
+                    key = _div(b, seg, seg_log2)
                     seg_end = (key + 1) * seg - 1
                     e = last if last < seg_end else seg_end
-                    x = 0
-                    while x < nk and keys[x] != key:
-                        x += 1
-                    if x == nk:
+                    h = (key ^ (key >> 9) ^ (key >> 19)) & (_HASH - 1)
+                    while h_gen[h] == gen and h_key[h] != key:
+                        h = (h + 1) & (_HASH - 1)
+                    if h_gen[h] == gen:
+                        x = h_pos[h]
+                    else:  # a new key
+                        x = nk
+                        h_gen[h] = gen
+                        h_key[h] = key
+                        h_pos[h] = nk
                         keys[nk] = key
                         kmask[nk] = 0
                         for s in range(spl):
                             kbytes[nk, s] = 0
                         nk += 1
-                    off = b % line_bytes
-                    offe = e % line_bytes
-                    for s in range(off // sector_bytes, offe // sector_bytes + 1):
+                    off = _mod(b, line_bytes, line_log2)
+                    offe = _mod(e, line_bytes, line_log2)
+                    s_hi = _div(offe, sector_bytes, sec_log2)
+                    for s in range(_div(off, sector_bytes, sec_log2), s_hi + 1):
                         kmask[x] |= np.uint32(1) << np.uint32(s)
                         lo = max(off, s * sector_bytes) - s * sector_bytes
                         hi = min(offe, s * sector_bytes + sector_bytes - 1) - s * sector_bytes
@@ -193,7 +239,7 @@ def _coalesce(
                         kbytes[y, s] = t0
                     y -= 1
             for x in range(nk):
-                out_line[nr] = (keys[x] * seg) // line_bytes
+                out_line[nr] = _div(keys[x] * seg, line_bytes, line_log2)
                 out_mask[nr] = kmask[x]
                 fm = np.uint32(0)
                 for s in range(spl):
