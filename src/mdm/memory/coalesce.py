@@ -83,17 +83,29 @@ def coalesce(
     if inst is None:
         inst = global_memory_instructions(kernel)
     inst = np.ascontiguousarray(inst, dtype=np.int64)
-    ptr, line, mask, full = _coalesce(
+    width = np.ascontiguousarray(kernel.mem_width, dtype=np.uint8)
+    addr_ptr = np.ascontiguousarray(kernel.addr_ptr, dtype=np.int64)
+    # upper bound: a lane of w bytes touches at most 2 + w // 32 segments (segments >= 32 B)
+    n_addr = addr_ptr[inst + 1] - addr_ptr[inst]
+    cap = int(((2 + width[inst].astype(np.int64) // 32) * n_addr).sum())
+    # outputs allocated by NumPy (huge pages for large arrays: far fewer page faults
+    # than numba's allocator on these multi-100 MB buffers), trimmed by a copy
+    out = (np.empty(cap, np.int64), np.empty(cap, np.uint32), np.empty(cap, np.uint32))
+    ptr = np.zeros(inst.shape[0] + 1, np.int64)
+    nr = _coalesce(
         inst,
         np.ascontiguousarray(kernel.mask, dtype=np.uint32),
-        np.ascontiguousarray(kernel.mem_width, dtype=np.uint8),
-        np.ascontiguousarray(kernel.addr_ptr, dtype=np.int64),
+        width,
+        addr_ptr,
         np.ascontiguousarray(kernel.addrs, dtype=np.uint64),
         line_bytes,
         sector_bytes,
         8 if rule == "quarter_warp" else 32,
         rule == "warp",
+        ptr,
+        *out,
     )
+    line, mask, full = (a[:nr].copy() for a in out)
     return CoalescedRequests(inst, ptr, line, mask, full)
 
 
@@ -136,17 +148,14 @@ def _coalesce(
     sector_bytes: int,
     group: int,
     segments: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    req_ptr: np.ndarray,
+    out_line: np.ndarray,
+    out_mask: np.ndarray,
+    out_full: np.ndarray,
+) -> int:
+    """Fill ``req_ptr`` (m + 1, zeroed) and the first requests of ``out_*`` (sized by
+    :func:`coalesce`'s bound); returns the number of requests."""
     m = inst.shape[0]
-    # upper bound: a lane of w bytes touches at most 2 + w // 32 segments (segments >= 32 B)
-    cap = 0
-    for j in range(m):
-        i = inst[j]
-        cap += (2 + np.int64(width[i]) // 32) * (addr_ptr[i + 1] - addr_ptr[i])
-    req_ptr = np.zeros(m + 1, np.int64)
-    out_line = np.empty(cap, np.int64)
-    out_mask = np.empty(cap, np.uint32)
-    out_full = np.empty(cap, np.uint32)
     spl = line_bytes // sector_bytes
     line_log2 = _log2(line_bytes)
     sec_log2 = _log2(sector_bytes)
@@ -248,4 +257,4 @@ def _coalesce(
                 out_full[nr] = fm
                 nr += 1
         req_ptr[j + 1] = nr
-    return req_ptr, out_line[:nr].copy(), out_mask[:nr].copy(), out_full[:nr].copy()
+    return nr
