@@ -36,9 +36,9 @@ Model (all choices the papers leave open are listed here):
   MSHR entry frees when its fill returns. A miss completes at
   ``max(t, SM's NoC share free) + L2 hit latency`` (paper 001 eq. 4,
   ``L_MinLLC``), plus, for an L2 miss, its DRAM channel's queue and ``dram latency``
-  (``L_MinDRAM``): replies to an SM are limited to ``min(noc.sm_port_gbps,
-  noc.bandwidth_gbps / active SMs)`` (a line, or a sector when the L1 is sectored,
-  per reply) and DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per
+  (``L_MinDRAM``): replies to an SM are limited to its share
+  ``GPUConfig.noc_gbps(active SMs) / active SMs`` (NoC bandwidth, SM port, FIFO-crossbar
+  head-of-line blocking; a line, or a sector when the L1 is sectored, per reply) and DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per
   channel (L2 bank ``b`` -> channel ``b * channels // banks``). Uncontended, a load
   completes ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue.
   Not modelled: L2 bank/MSHR throughput, request-direction NoC traffic (stores),
@@ -163,17 +163,18 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l1.hit_latency_cycles,
         gpu.noc.bandwidth_gbps,
         gpu.noc.sm_port_gbps,
+        gpu.noc.fifo_crossbar,
         gpu.dram.bandwidth_gbps,
     )
 
 
 def _sm_reply_bytes_per_cycle(gpu: GPUConfig, n_active: int) -> float:
-    """An SM's share of the L2-to-SM bandwidth, bytes per core cycle:
-    ``min(noc.sm_port_gbps, noc.bandwidth_gbps / active SMs) / core GHz``."""
-    share = gpu.noc.bandwidth_gbps / n_active
-    if gpu.noc.sm_port_gbps is not None:
-        share = min(share, gpu.noc.sm_port_gbps)
-    return share / gpu.core_clock_ghz
+    """An SM's share of the L2-to-SM bandwidth, bytes per core cycle.
+
+    ``GPUConfig.noc_gbps(active SMs) / active SMs / core GHz``: the NoC bandwidth,
+    at most one ejection port per SM, and the head-of-line-blocking limit of a FIFO
+    crossbar (``noc.fifo_crossbar``), the same bandwidth the models use."""
+    return gpu.noc_gbps(n_active) / n_active / gpu.core_clock_ghz
 
 
 def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
