@@ -234,7 +234,7 @@ def run_kernel(
 ) -> None:
     """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
 
-    ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``i_done``).
+    ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``bank_step``).
 
     ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
     Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
@@ -244,9 +244,12 @@ def run_kernel(
       a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
       fill), for a reserved way, or a read to a line whose merge slots are full (waits for
       the fill) holds every later access of the SM;
-    * a miss leaves through the SM's share of the NoC: it is sent at
-      ``max(t, noc_free[c])``, then ``noc_free[c]`` advances by ``noc_step`` (reply bytes
-      / the SM's bytes per cycle), i.e. the reply bandwidth is enforced in request order;
+    * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
+      then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
+      serves; 0: no port limit);
+    * then it takes the SM's share of the NoC: sent at ``max(t, noc_free[c])``, then
+      ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
+      cycle), i.e. the reply bandwidth is enforced in simulation order;
     * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
       ``bank * channels // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
       (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
@@ -305,6 +308,8 @@ def run_kernel(
         dram_bpc,
         l1_lat,
         i_done,
+        bank_free,
+        bank_step,
     ) = cache_args
 
     l1_sets = l1_tags.shape[1]
@@ -449,7 +454,11 @@ def run_kernel(
                     l1_merges[c, s1, w, k] = 1  # counts the miss itself, see below
                 if t_eff > t and t_eff + port_step > l1_port[c]:  # blocking cache
                     l1_port[c] = t_eff + port_step
-                # the request leaves at the SM's NoC share (reply bandwidth)
+                # its L2 bank's port serves one request per bank_step cycles (FIFO)
+                if bank_free[b] > t_eff:
+                    t_eff = bank_free[b]
+                bank_free[b] = t_eff + bank_step
+                # the reply leaves at the SM's NoC share (reply bandwidth)
                 if noc_free[c] > t_eff:
                     t_eff = noc_free[c]
                 noc_free[c] = t_eff + noc_step

@@ -39,9 +39,18 @@ Model (all choices the papers leave open are listed here):
   (``L_MinDRAM``): replies to an SM are limited to its share
   ``GPUConfig.noc_gbps(active SMs) / active SMs`` (NoC bandwidth, SM port, FIFO-crossbar
   head-of-line blocking; a line, or a sector when the L1 is sectored, per reply) and DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per
-  channel (L2 bank ``b`` -> channel ``b * channels // banks``). Uncontended, a load
-  completes ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue.
-  Not modelled: L2 bank/MSHR throughput, request-direction NoC traffic (stores),
+  channel (L2 bank ``b`` -> channel ``b * channels // banks``). Before the reply
+  share, a miss queues at its L2 bank's port (FIFO in simulation order): the port
+  serves one miss per :func:`_l2_port_cycles` (a reply of a line, or sector when
+  sectored, at ``noc.sm_port_gbps``, one packet per interconnect cycle per port;
+  with ``noc.fifo_crossbar`` slowed by the head-of-line efficiency
+  ``fifo_crossbar_packets_per_cycle(active SMs, banks) / min(active SMs, banks)``;
+  no limit without ``sm_port_gbps``), so the L2 access starts at ``max(t, bank
+  free)``; the port state persists across the kernels of an app. The order port ->
+  reply share was chosen by measurement (the reverse order agreed less with
+  Accel-Sim's L1 miss rates). Uncontended, a load completes ``l1.hit_latency_cycles``
+  (+ L2 hit latency (+ DRAM latency)) after issue. Not modelled: L2 MSHR capacity,
+  request-direction NoC traffic of stores and atomics (they take no port slot),
   DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks, bank =
@@ -73,7 +82,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mdm.config.gpu import GPUConfig
+from mdm.config.gpu import GPUConfig, fifo_crossbar_packets_per_cycle
 from mdm.errors import ConfigError
 from mdm.memory import _core, streaming
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
@@ -111,8 +120,8 @@ def cache_key(gpu: GPUConfig) -> tuple:
     Two configurations with the same key give identical :class:`CacheSimResult` counts.
     The simulation is timed (hit vs pending hit vs miss depends on when fills return),
     so the key holds everything that sets those times: the core clock, the L1 pipeline
-    latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share)
-    and the DRAM bandwidth and channels (queueing); a sweep over DRAM or NoC bandwidth
+    latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share,
+    L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth and channels (queueing); a sweep over DRAM or NoC bandwidth
     therefore needs one simulation per point. ``dram.atom_bytes`` is not included
     (results are in bytes).
     """
@@ -175,6 +184,27 @@ def _sm_reply_bytes_per_cycle(gpu: GPUConfig, n_active: int) -> float:
     at most one ejection port per SM, and the head-of-line-blocking limit of a FIFO
     crossbar (``noc.fifo_crossbar``), the same bandwidth the models use."""
     return gpu.noc_gbps(n_active) / n_active / gpu.core_clock_ghz
+
+
+def _l2_port_cycles(gpu: GPUConfig, n_active: int) -> float:
+    """Core cycles an L2 bank's port is busy per L1 miss it serves (0: not modelled).
+
+    One packet per interconnect cycle per L2 port, a port moving ``noc.sm_port_gbps``
+    of data, so a miss's reply (a line, or a sector when the L1 is sectored) occupies
+    its bank's port ``reply bytes / sm_port`` (the request packet, one flit, is never
+    longer than its reply). With ``noc.fifo_crossbar`` the port's rate is scaled by the
+    head-of-line efficiency ``fifo_crossbar_packets_per_cycle(active SMs, banks) /
+    min(active SMs, banks)`` (0.65 for 80 SMs x 64 ports). Without ``sm_port_gbps``
+    there is no port limit."""
+    port = gpu.noc.sm_port_gbps
+    if port is None:
+        return 0.0
+    rate = port
+    if gpu.noc.fifo_crossbar:
+        banks = gpu.l2.banks
+        rate *= fifo_crossbar_packets_per_cycle(n_active, banks) / min(n_active, banks)
+    l1 = gpu.l1
+    return (l1.sector_bytes if l1.sectored else l1.line_bytes) / (rate / gpu.core_clock_ghz)
 
 
 def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -361,6 +391,7 @@ class _L2State:
         self.stamp = np.zeros(1, np.int64)
         self.time = 0.0
         self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
+        self.bank_free = np.zeros(l2.banks, np.float64)  # per L2 bank port, core cycles
         self.last_order = np.zeros(
             0, np.int64
         )  # memory instructions of the last kernel, in simulation order
@@ -497,6 +528,8 @@ def simulate_kernel(
         gpu.dram_bytes_per_cycle / gpu.dram.channels,
         float(l1c.hit_latency_cycles),
         i_done,
+        l2.bank_free,
+        _l2_port_cycles(gpu, max(lay.n_active_sms, 1)),
     )
     proc = np.zeros(inst.shape[0], np.int64)
     end = run_timed(
