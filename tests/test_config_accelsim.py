@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import warnings
 from pathlib import Path
 
@@ -135,7 +136,7 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
     assert gpu.name == "mdm_pascal"
     assert len(warns) == 1
     msg = str(warns[0].message)
-    assert "-gpgpu_num_sp_units" in msg and "-gpgpu_max_insn_issue_per_warp" in msg
+    assert "-gpgpu_num_sp_units" in msg and "-gpgpu_max_insn_issue_per_warp" not in msg
     mapped = ("-gpgpu_n_clusters", "-gpgpu_l1_banks", "-gpgpu_memory_partition_indexing")
     assert not any(f"{o} " in msg + " " for o in mapped)
     assert "-gpgpu_cache:dl1 " not in msg + " "
@@ -212,3 +213,14 @@ def test_every_sweep_extra_options(reference_dir):
             assert gpu.dram.latency_ns == pytest.approx(base.dram.latency_ns, rel=0.01)
             assert gpu.noc.bandwidth_gbps == base.noc.bandwidth_gbps
             assert gpu.dram.bandwidth_gbps == base.dram.bandwidth_gbps
+
+
+def test_dual_issue_options_mapped(reference_dir):
+    for arch in ("mdm_pascal", "SM7_QV100"):
+        path = reference_dir / "configs" / arch / "gpgpusim.config"
+        text = path.read_text()
+        width = int(re.search(r"^-gpgpu_max_insn_issue_per_warp\s+(\d+)", text, re.M).group(1))
+        diff = int(re.search(r"^-gpgpu_dual_issue_diff_exec_units\s+(\d+)", text, re.M).group(1))
+        gpu, warns = _import(path)
+        assert gpu.sm.issue_width == width and gpu.sm.dual_issue_diff_units == bool(diff)
+        assert not any("-gpgpu_max_insn_issue_per_warp" in str(w.message) for w in warns)

@@ -79,3 +79,23 @@ def test_ldst_unit_caps_interval_cycles() -> None:
     assert c.tolist() == pytest.approx([320.0, 100.0])
     c0, _ = profile_cycles(gpu, base, 40)  # no LD/ST column: no cap
     assert c0.tolist() == pytest.approx([100.0, 100.0])
+
+
+def test_unpaired_dual_issue_equals_single_issue() -> None:
+    """Issue width 2 with issue slots = n_i (nothing pairs) gives the single-issue
+    C_i; full pairing (slots = n_i / 2) gives the width-2 C_i without slots."""
+    from dataclasses import replace
+
+    from mdm.models.multiwarp import profile_cycles
+    from mdm.profile.intervals import IntervalProfile
+
+    base = IntervalProfile.from_lists([8, 4, 6], [100, 20, 0])
+    g1 = GPUConfig.model_validate(pascal_like()).with_updates({"sm.issue_width": 1})
+    g2 = g1.with_updates({"sm.issue_width": 2})
+    single, _ = profile_cycles(g1, base, 32)
+    unpaired, _ = profile_cycles(g2, replace(base, issue_slots=base.n_insts.copy()), 32)
+    assert np.allclose(unpaired, single)
+    full, _ = profile_cycles(g2, replace(base, issue_slots=base.n_insts / 2), 32)
+    no_slots, _ = profile_cycles(g2, base, 32)
+    assert np.allclose(full, no_slots)
+    assert np.all(full <= unpaired)

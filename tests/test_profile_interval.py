@@ -276,3 +276,61 @@ def test_ldst_cycles_charge_served_l1_requests_per_bank() -> None:
     assert p4.ldst_cycles.tolist() == pytest.approx([1 + 1])  # max(1, 2 / 4) + 1
     with pytest.raises(ValueError, match="l1_banks"):
         interval_profile(k, 0, lat_table(), l1_banks=0)
+
+
+def test_dual_issue_slots_golden() -> None:
+    """Hand-worked groups of GOLDEN_WARP at issue width 2: the INT at index 1 is ready
+    at cycle 0, independent of the load before it and on another unit (SP vs LD/ST),
+    so it issues with it; every later instruction waits for a result."""
+    k = kernel_from_warps([GOLDEN_WARP])
+    p = interval_profile(k, 0, lat_table(), merge_threshold=0, issue_width=2)
+    assert p.n_insts.tolist() == [2, 1, 1, 1, 1]  # intervals from the single-issue walk
+    assert p.issue_slots.tolist() == [1, 1, 1, 1, 1]
+    assert p.stall.tolist() == [3, 94, 3, 3, 0]
+    assert interval_profile(k, 0, lat_table(), merge_threshold=0).issue_slots is None
+
+
+@pytest.mark.parametrize(
+    ("warp", "width", "diff_units", "slots"),
+    [
+        ([(C.INT, [1], [0]), (C.INT, [2], [0])], 2, True, 2),  # same unit (SP)
+        ([(C.INT, [1], [0]), (C.INT, [2], [0])], 2, False, 1),  # any units may pair
+        ([(C.INT, [1], [0]), (C.LD_SHARED, [2], [1])], 2, True, 2),  # RAW on r1
+        ([(C.INT, [1], [0]), (C.LD_SHARED, [1], [0])], 2, True, 2),  # WAW on r1
+        ([(C.INT, [1], [0]), (C.LD_SHARED, [2], [0]), (C.SFU, [3], [0])], 2, True, 2),
+        ([(C.INT, [1], [0]), (C.LD_SHARED, [2], [0]), (C.SFU, [3], [0])], 3, True, 1),
+        ([(C.FP32, [1], [0]), (C.INT, [2], [0]), (C.FP64, [3], [0])], 3, True, 2),
+    ],
+)
+def test_dual_issue_pairing_rules(warp: list, width: int, diff_units: bool, slots: int) -> None:
+    k = kernel_from_warps([warp])
+    p = interval_profile(
+        k, 0, lat_table(), merge_threshold=0, issue_width=width, dual_issue_diff_units=diff_units
+    )
+    assert p.issue_slots.sum() == slots
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([C.INT, C.FP32, C.SFU, C.LD_SHARED, C.LD_GLOBAL]),
+            st.integers(0, 5),
+            st.integers(0, 5),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_issue_slots_bounds(ops: list) -> None:
+    """Groups never exceed the width, and a wider issue never needs more slots."""
+    warp = [(c, [d + 1], [s]) for c, d, s in ops]
+    k = kernel_from_warps([warp])
+    prev = None
+    for width in (2, 3, 4):
+        p = interval_profile(k, 0, lat_table(), merge_threshold=0, issue_width=width)
+        assert np.all(p.issue_slots <= p.n_insts)
+        assert np.all(p.issue_slots * width >= p.n_insts)
+        if prev is not None:
+            assert p.issue_slots.sum() <= prev
+        prev = p.issue_slots.sum()

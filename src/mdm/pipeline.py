@@ -258,6 +258,8 @@ def kernel_input(
         stats=stats.per_pc,
         merge_threshold=merge_threshold,
         l1_banks=gpu.l1.banks,
+        issue_width=gpu.sm.issue_width,
+        dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
     )
     w, bps, sms = _occupancy(gpu, k, nregs_policy)
     return KernelInput(

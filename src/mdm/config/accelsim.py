@@ -16,8 +16,11 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``-gpgpu_shmem_size``, ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
   Allocation granularities follow GPGPU-Sim's ``shader_core_config::max_cta``
   (registers per thread rounded up to 4, i.e. 128 registers per warp; shared memory
-  not rounded, i.e. 1 B). ``-gpgpu_max_insn_issue_per_warp`` (opportunistic dual issue
-  to different units) is not mapped: ``sm.issue_width`` stays 1.
+  not rounded, i.e. 1 B). ``-gpgpu_max_insn_issue_per_warp`` -> ``sm.issue_width`` (a
+  scheduler issues up to that many consecutive independent instructions of one warp
+  per cycle; capped at 4) and ``-gpgpu_dual_issue_diff_exec_units`` ->
+  ``sm.dual_issue_diff_units`` (GPGPU-Sim defaults 2 and 1); the profile finds which
+  instructions pair (:mod:`mdm.profile.interval`).
 * Latencies: ``trace.config``'s ``-trace_opcode_latency_initiation_{int,sp,dp,sfu,tensor}``
   (first number) and the ``BRA`` specialised unit; else ``-ptx_opcode_latency_*``
   (first number, ADD). ``latency.shared_mem_cycles = -gpgpu_smem_latency``.
@@ -590,6 +593,8 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
             "shared_mem_bytes": r.int("-gpgpu_shmem_size", 16384),
             "schedulers": r.int("-gpgpu_num_sched_per_core", 1),
             "scheduler_policy": policy,
+            "issue_width": min(4, max(1, r.int("-gpgpu_max_insn_issue_per_warp", 2))),
+            "dual_issue_diff_units": bool(r.int("-gpgpu_dual_issue_diff_exec_units", 1)),
             "register_alloc_granularity": 128,
             "shared_mem_alloc_granularity": 1,
         },

@@ -38,7 +38,17 @@ class SMConfig(_Strict):
     schedulers: int = Field(ge=1, le=16, description="warp schedulers (sub-cores) per SM")
     scheduler_policy: Literal["gto", "lrr"] = "gto"
     issue_width: int = Field(
-        default=1, ge=1, le=4, description="instructions per scheduler per cycle"
+        default=1,
+        ge=1,
+        le=4,
+        description=(
+            "instructions a scheduler issues per cycle; beyond the first only from the same "
+            "warp, consecutive and independent (Accel-Sim -gpgpu_max_insn_issue_per_warp)"
+        ),
+    )
+    dual_issue_diff_units: bool = Field(
+        default=True,
+        description="instructions issued together must use different execution units",
     )
     register_alloc_granularity: int = Field(
         default=256, ge=1, description="registers per warp, rounding unit"

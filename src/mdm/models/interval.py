@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mdm.models.base import KernelInput, KernelPrediction
-from mdm.models.multiwarp import SchedulerView, profile_cycles
+from mdm.models.multiwarp import SchedulerView, issue_columns, profile_cycles
 from mdm.models.roofline import noc_bytes_per_cycle, request_bytes, roofline_bound
 
 COMPONENTS = ("base", "dependency", "mshr", "noc", "dram")
@@ -99,6 +99,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     gpu = inp.gpu
     prof = inp.profile
     c, view = profile_cycles(gpu, prof, warps)
+    units, rate = issue_columns(gpu, prof, view)
     # Footnote 2: a streaming L1 (allocate on fill) blocks on the SM's NoC queue.
     mshrs = gpu.l1.miss_queue_entries if gpu.l1.allocate_on == "fill" else gpu.l1.mshr_entries
     read = prof.read_misses
@@ -116,7 +117,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
         view=view,
         c=c,
         stall=prof.stall,
-        single=prof.n_insts / view.issue_rate + prof.stall,
+        single=units / rate + prof.stall,
         warps=warps,
         sms=sms,
         mshrs=mshrs,

@@ -16,7 +16,9 @@ by ``#Mem_insts`` are otherwise undefined), and takes eq. (24): ``Comp_cycles x 
   uncoalesced``, so shared-memory instructions count as computation, as in the
   paper's example); ``#Uncoal_per_mw = mix.requests_per_uncoalesced``.
 * ``Issue_cycles = 1 / (schedulers x issue_width)``: cycles per warp instruction of
-  one SM (4 on the paper's 8-lane G80 SMs).
+  one SM (4 on the paper's 8-lane G80 SMs), times the representative warp's
+  :func:`mdm.models.roofline.issue_factor` when dual issue needs pairable
+  instructions.
 * ``Mem_LD``: the expected round trip of one transaction through the caches the
   paper's GPUs lacked: ``l1.hit_latency + L1MissRate x (L2 hit round trip +
   L2MissRate x DRAM latency)`` from the kernel's cache statistics.
@@ -45,7 +47,7 @@ from dataclasses import asdict, dataclass
 
 from mdm.models.base import KernelInput, KernelPrediction, Model, register
 from mdm.models.interval import finish_prediction
-from mdm.models.roofline import request_bytes
+from mdm.models.roofline import issue_factor, request_bytes
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,7 @@ def mwp_cwp_parameters(inp: KernelInput) -> dict[str, float]:
         "load_bytes_per_warp": float(load_bytes),
         "freq_ghz": gpu.core_clock_ghz,
         "mem_bandwidth_gbps": float(mem_bw),
-        "issue_cycles": 1.0 / (gpu.sm.schedulers * gpu.sm.issue_width),
+        "issue_cycles": issue_factor(inp) / (gpu.sm.schedulers * gpu.sm.issue_width),
         "threads_per_warp": gpu.warp_size,
     }
 

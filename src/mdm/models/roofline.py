@@ -2,7 +2,8 @@
 
 ``cycles = max(compute, NoC, DRAM)`` with
 
-* compute: ``total_warp_insts / (active_sms * schedulers * issue_width)``, the
+* compute: ``total_warp_insts / (active_sms * schedulers * issue_width)`` times
+  :func:`issue_factor` (dual issue only for pairable instructions), the
   whole kernel issued at the SMs' peak rate;
 * NoC: ``l2_accesses * request_bytes / B``, every L1-to-L2 request (reads and
   writes, from the cache statistics) moving one L1 request (a line, or a sector
@@ -57,13 +58,27 @@ class RooflineBound:
         return max((self.compute, "base"), (self.noc, "noc"), (self.dram, "dram"))[1]
 
 
+def issue_factor(inp: KernelInput) -> float:
+    """Issue cycles per instruction relative to the full issue width, in [1, issue_width].
+
+    ``issue_width x sum(issue_slots) / sum(n_insts)`` of the representative warp when
+    it has issue slots (dual issue needs consecutive independent instructions,
+    :mod:`mdm.profile.interval`), else 1 (the full width).
+    """
+    p = inp.profile
+    total = p.total_insts
+    if p.issue_slots is None or total <= 0:
+        return 1.0
+    return inp.gpu.sm.issue_width * float(p.issue_slots.sum()) / total
+
+
 def roofline_bound(inp: KernelInput) -> RooflineBound:
     """The three bounds of ``inp`` in core cycles."""
     gpu = inp.gpu
     if inp.active_sms < 1:
         raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
     peak = inp.active_sms * gpu.sm.schedulers * gpu.sm.issue_width
-    compute = inp.total_warp_insts / peak
+    compute = inp.total_warp_insts / peak * issue_factor(inp)
     noc = inp.cache.l2_accesses * request_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
     dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
     return RooflineBound(float(compute), float(noc), float(dram))

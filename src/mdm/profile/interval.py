@@ -43,6 +43,19 @@ Mechanism: mdm_pascal kmeans reads the same 16 lines with 16 loads per warp (1
 miss and 15 pending hits per line); 64 warps x 240 served requests hold the
 1-bank L1 for 15k cycles per interval, which no memory term counts.
 
+Issue slots (``issue_width > 1``, Accel-Sim's ``-gpgpu_max_insn_issue_per_warp``): a
+scheduler issues a *group* of up to ``issue_width`` consecutive instructions of one warp
+in a cycle when each is ready at the group's cycle, reads and writes no register that
+an earlier member writes (scoreboard) and, with ``dual_issue_diff_units``, uses an
+execution unit no earlier member uses (:data:`UNIT_OF_CLASS`: SP for integer, FP32,
+branch, barrier and other instructions, as on Pascal where integer work runs on the SP
+units; DP; SFU; tensor; LD/ST for every memory class). ``issue_slots_i`` is the
+number of groups of interval i, found by a second scoreboard walk at group
+granularity; the stall column keeps the single-issue walk (approximation: a pair
+issued one cycle earlier shifts later issue times by at most a cycle per pair).
+Mechanism: mdm_pascal's gemm_tiled inner loop alternates shared-memory loads and FFMAs
+that do not depend on each other, which the reference simulator issues in pairs.
+
 Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
 *per-PC averages over all warps of the kernel* of the interval's instructions
 (L1 read misses per execution of each load PC, L1 write requests per execution of
@@ -77,6 +90,16 @@ DEFAULT_L1_HIT_CYCLES = 28.0
 
 _LOADS = (InstrClass.LD_GLOBAL, InstrClass.LOCAL, InstrClass.ATOMIC)
 _N_CLASSES = 16
+
+#: Execution unit of each instruction class for dual issue: 0 SP, 1 DP, 2 SFU,
+#: 3 tensor, 4 LD/ST (module docstring).
+UNIT_OF_CLASS = np.zeros(_N_CLASSES, np.int8)
+UNIT_OF_CLASS[InstrClass.FP64] = 1
+UNIT_OF_CLASS[InstrClass.SFU] = 2
+UNIT_OF_CLASS[InstrClass.TENSOR] = 3
+for _c in (*_LOADS, InstrClass.ST_GLOBAL, InstrClass.LD_SHARED, InstrClass.ST_SHARED):
+    UNIT_OF_CLASS[_c] = 4
+UNIT_OF_CLASS[InstrClass.TEX_CONST] = 4
 
 
 @dataclass(frozen=True)
@@ -226,6 +249,59 @@ def _walk(dst, src, lat, start, end, merge_threshold, ready, starts, stalls):  #
 
 
 @njit(cache=True)
+def _issue_groups(dst, src, unit, lat, width, diff_units, ready):  # noqa: ANN001, ANN202
+    """Scoreboard walk at issue-group granularity (module docstring, issue slots).
+
+    Returns a bool per instruction: True when it issues in the same cycle as the one
+    before it. ``ready`` must be zero on entry.
+    """
+    n = dst.shape[0]
+    joined = np.zeros(n, np.bool_)
+    t_group = -1.0
+    size = 0
+    first = 0
+    for k in range(n):
+        rk = 0.0
+        for j in range(src.shape[1]):
+            r = src[k, j]
+            if r >= 0 and ready[r] > rk:
+                rk = ready[r]
+        can = size > 0 and size < width and rk <= t_group
+        m = first
+        while can and m < k:
+            if diff_units and unit[m] == unit[k]:
+                can = False
+            for jd in range(dst.shape[1]):
+                d = dst[m, jd]
+                if d < 0:
+                    continue
+                for js in range(src.shape[1]):
+                    if src[k, js] == d:
+                        can = False
+                for jk in range(dst.shape[1]):
+                    if dst[k, jk] == d:
+                        can = False
+            m += 1
+        if can:
+            joined[k] = True
+            size += 1
+            t = t_group
+        else:
+            t = t_group + 1.0
+            if rk > t:
+                t = rk
+            t_group = t
+            size = 1
+            first = k
+        done = t + lat[k]
+        for jd in range(dst.shape[1]):
+            d = dst[k, jd]
+            if d >= 0:
+                ready[d] = done
+    return joined
+
+
+@njit(cache=True)
 def _all_warps(warp_ptr, dst, src, lat, n_regs):  # noqa: ANN001, ANN202
     """Per warp: (instructions, total stall) of the scoreboard walk."""
     w = warp_ptr.shape[0] - 1
@@ -346,16 +422,20 @@ def interval_profile(
     warp_mem: WarpMemTrace | None = None,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
     l1_banks: int = 1,
+    issue_width: int = 1,
+    dual_issue_diff_units: bool = True,
 ) -> IntervalProfile:
     """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
 
     ``latencies`` default to :func:`default_latencies`; ``stats`` (per-PC cache
     statistics) fill the memory columns, or ``warp_mem`` (the warp's own tracked
     counters) when given. ``l1_banks``: L1 tag lookups per cycle, for the LD/ST
-    column (module docstring).
+    column; ``issue_width > 1`` fills ``issue_slots`` (module docstring).
     """
     if l1_banks < 1:
         raise ValueError(f"l1_banks must be >= 1, got {l1_banks}")
+    if issue_width < 1:
+        raise ValueError(f"issue_width must be >= 1, got {issue_width}")
     if not 0 <= warp < kernel.n_warps:
         raise IndexError(f"kernel {kernel.name!r} has {kernel.n_warps} warps, no warp {warp}")
     if merge_threshold < 0:
@@ -391,7 +471,20 @@ def interval_profile(
     l2_rate = np.divide(l2, req, out=np.zeros_like(req), where=req > 0)
     ldst = _ldst_per_instruction(kernel, a, b, stats, warp_mem, l1_banks)
     ldst = np.add.reduceat(ldst, starts)
+    slots = None
+    if issue_width > 1:
+        joined = _issue_groups(
+            np.ascontiguousarray(kernel.dst[a:b]),
+            np.ascontiguousarray(kernel.src[a:b]),
+            UNIT_OF_CLASS[kernel.iclass[a:b].astype(np.intp)],
+            lat.astype(np.float64),
+            int(issue_width),
+            bool(dual_issue_diff_units),
+            np.zeros(_n_regs(kernel), np.float64),
+        )
+        slots = n_insts - np.add.reduceat(joined.astype(np.float64), starts)
     return IntervalProfile(
+        issue_slots=slots,
         ldst_cycles=ldst,
         n_insts=n_insts,
         stall=stalls[:m].copy(),

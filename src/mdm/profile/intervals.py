@@ -26,10 +26,21 @@ class IntervalProfile:
     # float64[I] or None (unknown: no LD/ST bound): cycles interval i's memory
     # instructions hold the SM's one LD/ST unit (mdm.profile.interval docstring)
     ldst_cycles: np.ndarray | None = None
+    # float64[I] or None (unknown: the scheduler's full issue width applies): cycles
+    # interval i needs to issue its instructions when one scheduler issues a group of
+    # consecutive independent instructions per cycle (mdm.profile.interval docstring)
+    issue_slots: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.n_insts.shape
-        for name in ("stall", "read_misses", "write_reqs", "l2_miss_rate", "ldst_cycles"):
+        for name in (
+            "stall",
+            "read_misses",
+            "write_reqs",
+            "l2_miss_rate",
+            "ldst_cycles",
+            "issue_slots",
+        ):
             if getattr(self, name) is not None and getattr(self, name).shape != n:
                 raise ValueError(
                     f"IntervalProfile.{name} has shape {getattr(self, name).shape}, expected {n}"
