@@ -37,6 +37,24 @@ def _grid_stride_trips(g: Geometry, n: int) -> np.ndarray:
     return np.where(g.valid, trips, 0)
 
 
+def _grid_stride_entry(g: Geometry, em: Emitter, n: int, exit_pc: int) -> np.ndarray:
+    """Entry of a 1-D grid-stride loop over ``n`` elements (PCs 0x00-0x90, ``exit_pc``).
+
+    ``ix`` into R0, the ``ix < n`` test with an ``EXIT`` for lanes without work, and
+    the stride ``gridDim.x * blockDim.x`` into R8. Returns the per-lane trip counts.
+    """
+    trips = _grid_stride_trips(g, n)
+    act = g.all()
+    prologue_1d(em, act)
+    em.op(0x60, "ISETP.GE.AND", (), (0,), act)
+    act_in = Active(trips > 0)
+    em.op(exit_pc, "EXIT", (), (), act.minus(act_in))
+    em.op(0x70, "XMAD.MRG", (8,), (2,), act_in)
+    em.op(0x80, "XMAD", (8,), (2,), act_in)
+    em.op(0x90, "XMAD.PSL.CBCC", (8,), (2, 8, 8), act_in)
+    return trips
+
+
 def _loop_end(em: Emitter, bra_pc: int, exit_pc: int, act: Active, cont: Active) -> None:
     """Loop back-edge: ``BRA`` for lanes that go on, ``EXIT`` for those that are done."""
     em.op(bra_pc, "BRA", (), (), cont)
@@ -126,16 +144,7 @@ def vecadd(
     a, b, c = array_bases([4 * n] * 3)
 
     def _body(g: Geometry, em: Emitter) -> None:
-        trips = _grid_stride_trips(g, n)
-        act = g.all()
-        prologue_1d(em, act)
-        em.op(0x60, "ISETP.GE.AND", (), (0,), act)
-        act_in = Active(trips > 0)
-        em.op(0x190, "EXIT", (), (), act.minus(act_in))
-        act = act_in
-        em.op(0x70, "XMAD.MRG", (8,), (2,), act)
-        em.op(0x80, "XMAD", (8,), (2,), act)
-        em.op(0x90, "XMAD.PSL.CBCC", (8,), (2, 8, 8), act)
+        trips = _grid_stride_entry(g, em, n, exit_pc=0x190)
         for j in range(int(trips.max(initial=0))):
             act = Active(trips > j)
             off = np.uint64(4) * (g.ix + j * total).astype(np.uint64)
@@ -190,16 +199,7 @@ def gather(
     pidx, px, py = array_bases([4 * n, 4 * xsize, 4 * n])
 
     def _body(g: Geometry, em: Emitter) -> None:
-        trips = _grid_stride_trips(g, n)
-        act = g.all()
-        prologue_1d(em, act)
-        em.op(0x60, "ISETP.GE.AND", (), (0,), act)
-        act_in = Active(trips > 0)
-        em.op(0x1A0, "EXIT", (), (), act.minus(act_in))
-        act = act_in
-        em.op(0x70, "XMAD.MRG", (8,), (2,), act)
-        em.op(0x80, "XMAD", (8,), (2,), act)
-        em.op(0x90, "XMAD.PSL.CBCC", (8,), (2, 8, 8), act)
+        trips = _grid_stride_entry(g, em, n, exit_pc=0x1A0)
         for j in range(int(trips.max(initial=0))):
             act = Active(trips > j)
             i = g.ix + j * total
