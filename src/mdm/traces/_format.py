@@ -92,6 +92,21 @@ def _put_reg(out: np.ndarray, p: int, r: int) -> int:
 
 
 @njit(cache=True)
+def _put_regs(out: np.ndarray, p: int, regs: np.ndarray, i: int) -> int:
+    """`` <count> R<a> R<b>...``: the registers ``>= 0`` of row ``i`` of ``regs``."""
+    n = 0
+    for k in range(regs.shape[1]):
+        if regs[i, k] >= 0:
+            n += 1
+    out[p] = 32
+    p = _put_udec(out, p + 1, np.uint64(n))
+    for k in range(regs.shape[1]):
+        if regs[i, k] >= 0:
+            p = _put_reg(out, p, regs[i, k])
+    return p
+
+
+@njit(cache=True)
 def format_warps(
     w0: int,
     w1: int,
@@ -147,30 +162,14 @@ def format_warps(
                 p = _put_hex(out, p, np.uint64(pc[i]), 4)
                 out[p] = 32
                 p = _put_hex(out, p + 1, np.uint64(mask[i]), 8)
-                nd = 0
-                for k in range(dst.shape[1]):
-                    if dst[i, k] >= 0:
-                        nd += 1
-                out[p] = 32
-                p = _put_udec(out, p + 1, np.uint64(nd))
-                for k in range(dst.shape[1]):
-                    if dst[i, k] >= 0:
-                        p = _put_reg(out, p, dst[i, k])
+                p = _put_regs(out, p, dst, i)
                 out[p] = 32
                 p += 1
                 o = opcode[i]
                 for k in range(op_len[o]):
                     out[p + k] = op_bytes[o, k]
                 p += op_len[o]
-                ns = 0
-                for k in range(src.shape[1]):
-                    if src[i, k] >= 0:
-                        ns += 1
-                out[p] = 32
-                p = _put_udec(out, p + 1, np.uint64(ns))
-                for k in range(src.shape[1]):
-                    if src[i, k] >= 0:
-                        p = _put_reg(out, p, src[i, k])
+                p = _put_regs(out, p, src, i)
                 out[p] = 32
                 p = _put_udec(out, p + 1, np.uint64(mem_width[i]))
                 if mem_width[i] > 0:
