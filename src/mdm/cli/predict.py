@@ -3,74 +3,22 @@
 ``TRACE`` is anything :func:`mdm.traces.open_trace` accepts (a trace directory or a
 ``kernelslist.g``), or a built-in synthetic workload ``builtin:NAME?key=value&...``,
 e.g. ``builtin:stride?gs=32&seed=3`` (``seed`` defaults to 0, values are parsed as
-int, float, true/false or kept as strings) passed to
-:func:`mdm.traces.workloads.generate`.
+int, float, true/false or kept as strings; :func:`mdm.traces.workloads.load_trace`).
 
-``--gpu`` is a preset name or file accepted by :func:`mdm.config.load_gpu`, or an
+``--gpu`` is a preset name or file accepted by :func:`mdm.config.load_gpu`, including an
 Accel-Sim ``gpgpusim.config`` (imported with :func:`mdm.config.accelsim.import_accelsim`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import parse_qsl
 
 import typer
 
 from mdm.cli.common import cli_errors, echo_json
+from mdm.config import load_gpu
 from mdm.errors import ConfigError
-
-BUILTIN = "builtin:"
-
-
-def _value(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
-    """``builtin:NAME?k=v&...`` -> (name, seed, params)."""
-    body = spec[len(BUILTIN) :]
-    name, _, query = body.partition("?")
-    if not name:
-        raise ConfigError(None, f"{spec!r}: expected builtin:NAME?key=value&...")
-    params = {k: _value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
-    seed = params.pop("seed", 0)
-    if not isinstance(seed, int):
-        raise ConfigError(None, f"{spec!r}: seed must be an integer, got {seed!r}")
-    return name, seed, params
-
-
-def load_trace(spec: str) -> Any:
-    """The :class:`~mdm.traces.model.AppTrace` named by ``spec`` (module docstring)."""
-    if spec.startswith(BUILTIN):
-        from mdm.traces.workloads import generate
-
-        name, seed, params = parse_builtin(spec)
-        return generate(name, seed, **params)
-    from mdm.traces import open_trace
-
-    return open_trace(Path(spec))
-
-
-def load_gpu_spec(spec: str) -> Any:
-    """A :class:`~mdm.config.gpu.GPUConfig` from a preset, a config file or a gpgpusim.config."""
-    p = Path(spec)
-    if p.is_file() and (p.name.endswith("gpgpusim.config") or p.suffix == ".config"):
-        from mdm.config.accelsim import import_accelsim
-
-        return import_accelsim(p, "")
-    from mdm.config import load_gpu
-
-    return load_gpu(spec)
+from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
 
 
 def _short(name: str) -> str:
@@ -122,7 +70,7 @@ def predict(
             raise ConfigError(
                 None, f"unknown model(s) {unknown}; known: {', '.join(sorted(MODELS))}"
             )
-        cfg = load_gpu_spec(gpu)
+        cfg = load_gpu(gpu)
         app = load_trace(trace)
         pred = predict_app(app, cfg, names)
         if as_json:

@@ -57,8 +57,8 @@ import pandas as pd
 from mdm.errors import ConfigError, MdmError
 from mdm.explore.runner import check_models, shared_cache_sim
 from mdm.explore.validate import ValidationResult, map_tasks, score
+from mdm.traces.workloads import BUILTIN
 
-BUILTIN = "builtin:"
 NUMERIC = ("cycles", "time_us", "sm_clock_mhz")
 KERNEL_COLUMNS = ["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
 
@@ -225,13 +225,14 @@ class MeasuredTask:
 
 
 def _backend() -> dict[str, Callable[..., Any]]:
-    from mdm.cli.predict import load_gpu_spec, load_trace
+    from mdm.config import load_gpu
     from mdm.memory import cache_key, simulate_app
     from mdm.pipeline import predict_app, prepare
+    from mdm.traces.workloads import load_trace
 
     return {
         "load_trace": load_trace,
-        "load_gpu": load_gpu_spec,
+        "load_gpu": load_gpu,
         "prepare": prepare,
         "simulate_app": simulate_app,
         "cache_key": cache_key,

@@ -256,7 +256,7 @@ def ncu_to_measured(
     naming the ncu file and line on a mismatch). With ``out`` the table is written there
     as CSV, ``trace`` and ``gpu`` paths relative to its folder.
     """
-    from mdm.cli.predict import load_trace
+    from mdm.traces.workloads import load_trace
 
     path = Path(ncu_csv)
     launches = read_ncu(path)

@@ -12,8 +12,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
 
-from mdm.errors import MdmError
+from mdm.errors import ConfigError, MdmError
 from mdm.traces.model import AppTrace
 from mdm.traces.workloads.dense import gemm_tiled, stencil2d
 from mdm.traces.workloads.irregular import bfs, spmv_csr
@@ -108,4 +111,54 @@ def generate(name: str, seed: int = 0, **params: int | float) -> AppTrace:
         raise WorkloadError(f"workload {name!r}: {exc}") from None
 
 
-__all__ = ["WORKLOADS", "WorkloadError", "WorkloadSpec", "generate", "md_class_of"]
+#: Prefix of a built-in workload spec, ``builtin:NAME?key=value&...``.
+BUILTIN = "builtin:"
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
+    """``builtin:NAME?k=v&...`` -> (name, seed, params); values parsed as int, float,
+    true/false or kept as strings; ``seed`` defaults to 0."""
+    body = spec[len(BUILTIN) :]
+    name, _, query = body.partition("?")
+    if not name:
+        raise ConfigError(None, f"{spec!r}: expected builtin:NAME?key=value&...")
+    params = {k: _value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
+    seed = params.pop("seed", 0)
+    if not isinstance(seed, int):
+        raise ConfigError(None, f"{spec!r}: seed must be an integer, got {seed!r}")
+    return name, seed, params
+
+
+def load_trace(spec: str) -> AppTrace:
+    """The application named by ``spec``: a ``builtin:`` workload spec (generated with
+    :func:`generate`), else anything :func:`mdm.traces.open_trace` accepts."""
+    if spec.startswith(BUILTIN):
+        name, seed, params = parse_builtin(spec)
+        return generate(name, seed, **params)
+    from mdm.traces import open_trace
+
+    return open_trace(Path(spec))
+
+
+__all__ = [
+    "BUILTIN",
+    "WORKLOADS",
+    "WorkloadError",
+    "WorkloadSpec",
+    "generate",
+    "load_trace",
+    "md_class_of",
+    "parse_builtin",
+]
