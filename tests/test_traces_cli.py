@@ -125,6 +125,19 @@ def test_gen_stride_and_info(tmp_path: Path) -> None:
     assert st1["thread_blocks"] == 4 and st1["dpki"] == 0.0
 
 
+def test_gen_params_parse_like_builtin_specs(tmp_path: Path) -> None:
+    """``trace gen -p`` and a ``builtin:`` spec read values with one parser (float here)."""
+    from mdm.traces.workloads import load_trace
+
+    out = tmp_path / "spmv.mdmtrace"
+    _ok(["trace", "gen", "spmv_csr", "--out", str(out), "-p", "band_frac=0.25", "--ctas", "4"])
+    a = open_trace(out).kernels[0]
+    b = load_trace("builtin:spmv_csr?band_frac=0.25&ctas=4").kernels[0]
+    c = load_trace("builtin:spmv_csr?band_frac=0.75&ctas=4").kernels[0]
+    assert np.array_equal(a.addrs, b.addrs) and np.array_equal(a.pc, b.pc)
+    assert not np.array_equal(a.addrs, c.addrs)
+
+
 def test_errors_exit_1_one_line(tmp_path: Path) -> None:
     _fails(["trace", "info", str(tmp_path / "missing")], "missing", "no such file")
     bad = tmp_path / "bad"

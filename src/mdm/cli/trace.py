@@ -59,15 +59,6 @@ def info(
                 typer.echo(f"    {k:<12} {v:>12}  {100.0 * v / n:6.2f}%")
 
 
-def _parse_value(text: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
 def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
     from mdm.traces import save_store, write_app
 
@@ -121,7 +112,7 @@ def gen(
     """Generate a built-in synthetic workload and write it."""
     with cli_errors():
         try:
-            from mdm.traces.workloads import WORKLOADS, generate
+            from mdm.traces.workloads import WORKLOADS, generate, parse_param_value
         except ImportError as exc:
             raise ConfigError(None, f"built-in workloads are not available: {exc}") from None
         if workload not in WORKLOADS:
@@ -134,7 +125,7 @@ def gen(
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
                 raise ConfigError(None, f"--param expected key=value, got {item!r}")
-            params[key.strip()] = _parse_value(value.strip())
+            params[key.strip()] = parse_param_value(value.strip())
         for key, value in (("gs", gs), ("ctas", ctas)):
             if value is not None:
                 params[key] = value

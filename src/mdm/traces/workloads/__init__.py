@@ -115,7 +115,8 @@ def generate(name: str, seed: int = 0, **params: int | float) -> AppTrace:
 BUILTIN = "builtin:"
 
 
-def _value(text: str) -> Any:
+def parse_param_value(text: str) -> Any:
+    """A workload parameter from text: true/false, int, float, else the string."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -134,7 +135,7 @@ def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
     name, _, query = body.partition("?")
     if not name:
         raise ConfigError(None, f"{spec!r}: expected builtin:NAME?key=value&...")
-    params = {k: _value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
+    params = {k: parse_param_value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
     seed = params.pop("seed", 0)
     if not isinstance(seed, int):
         raise ConfigError(None, f"{spec!r}: seed must be an integer, got {seed!r}")
@@ -161,4 +162,5 @@ __all__ = [
     "load_trace",
     "md_class_of",
     "parse_builtin",
+    "parse_param_value",
 ]
