@@ -18,26 +18,15 @@ from mdm.memory.cachesim import _L2State
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.schedule import timed_layout
 from mdm.memory.stats import SCALAR_FIELDS
+from mdm.models.synthetic import pascal_like
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
 
-BASE = {
-    "name": "t",
-    "compute_capability": 61,
-    "core_clock_mhz": 1400,
-    "n_sm": 2,
-    "sm": {
-        "max_threads": 2048,
-        "max_warps": 64,
-        "max_blocks": 32,
-        "registers": 65536,
-        "shared_mem_bytes": 98304,
-        "schedulers": 4,
-    },
-    "l1": {"size_bytes": 4096, "ways": 4, "mshr_entries": 64, "hit_latency_cycles": 20},
-    "l2": {"size_bytes": 16384, "banks": 2, "ways": 4, "hit_latency_ns": 1e-6},
-    "noc": {"bandwidth_gbps": 1050},
-    "dram": {"bandwidth_gbps": 480, "channels": 2, "latency_ns": 1e-6},
-}
+# the shared Pascal-like baseline shrunk to 2 SMs and small caches (short tests)
+BASE = pascal_like("t", l2_hit_latency_ns=1e-6, dram_latency_ns=1e-6)
+BASE["n_sm"] = 2
+BASE["l1"].update(size_bytes=4096, ways=4, mshr_entries=64)
+BASE["l2"].update(size_bytes=16384, banks=2, ways=4)
+BASE["dram"]["channels"] = 2
 
 
 def gpu(**l1: object) -> GPUConfig:
