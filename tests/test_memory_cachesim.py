@@ -522,3 +522,31 @@ def test_md_workloads_against_accelsim(reference_dir: Path, workload: str, sweep
         assert tot.l1_miss_rate == pytest.approx(ref_l1, abs=tol), row.run_id
         ref_l2 = float(row.l2_misses) / float(row.l2_accesses)
         assert tot.l2_miss_rate == pytest.approx(ref_l2, abs=0.08), row.run_id
+
+
+def test_l2_read_with_full_merge_slots_blocks_its_bank_until_the_fill() -> None:
+    """Hand-worked (1 GHz, port 8 cycles per line as above): both SMs read line 6 at
+    cycle 0. SM 0 misses in the L2 (fill at 0 + 200); SM 1's request is served by the
+    port at 8. With ``l2.mshr_max_merge = 1`` the entry holds only the miss, so SM 1's
+    read cannot merge: the bank waits for the fill, free at 200 + 8 = 208 instead of
+    16, i.e. blocked 208 - 16 = 192 cycles (one merge stall). With 2 it merges (an L2
+    pending hit) and nothing blocks."""
+    from mdm.memory.hashing import l2_bank_and_set
+
+    g = gpu().with_updates(
+        {
+            "core_clock_mhz": 1000.0,
+            "l2.hit_latency_ns": 100.0,
+            "dram.latency_ns": 200.0,
+            "noc.sm_port_gbps": 16.0,
+            "l2.mshr_max_merge": 1,
+        }
+    )
+    bank = int(l2_bank_and_set(np.array([6], np.int64), g)[0][0])
+    for merge, stalls, blocked, free in ((1, 1, 192, 208.0), (2, 0, 0, 16.0)):
+        gm = g.with_updates({"l2.mshr_max_merge": merge})
+        state = _L2State(gm)
+        s = simulate_kernel(_two_sm_kernel(6, 6), gm, l2=state, blocks_per_sm=1)
+        assert s.l2_misses == 1 and s.l2_pending_hits == 1
+        assert (s.l2_merge_stalls, s.l2_blocked_cycles) == (stalls, blocked)
+        assert state.bank_free[bank] == pytest.approx(free)

@@ -28,6 +28,7 @@ from mdm.memory import streaming
 HIT = 0
 PENDING = 1
 MISS = 2
+PENDING_FULL = 3  # a pending hit whose MSHR entry has no merge slot left (L2 only)
 
 # counter slots
 C_L1_RD = 0
@@ -42,7 +43,9 @@ C_L2_RD_MISS = 8
 C_DRAM_RD = 9
 C_DRAM_WR = 10
 C_L2_PEND = 11
-N_COUNTERS = 12
+C_L2_MERGE_STALLS = 12
+C_L2_BLOCKED = 13
+N_COUNTERS = 14
 
 # per-instruction slots
 I_L1_ACC = 0
@@ -103,6 +106,22 @@ def victim(
     if best >= 0:
         return best, t
     return soon, soon_t
+
+
+@njit(cache=True, inline="always")
+def block_bank(
+    bank_free: np.ndarray, b: np.int64, t: float, fill_t: float, step: float, cnt: np.ndarray
+) -> None:
+    """A read reaching bank ``b`` at ``t`` found its L2 MSHR entry's merge slots full:
+    the bank's input waits for the fill (GPGPU-Sim's reservation fail keeps the request
+    at the head of the sub-partition's queue), so it serves nothing else before
+    ``fill_t`` (+ ``step`` for the request itself). Counts the event and the cycles the
+    bank's free time moved."""
+    free = bank_free[b] if bank_free[b] > t else t
+    if fill_t + step > free:
+        cnt[C_L2_MERGE_STALLS] += 1
+        cnt[C_L2_BLOCKED] += np.int64(fill_t + step - free + 0.5)
+        bank_free[b] = fill_t + step
 
 
 @njit(cache=True, inline="always")
@@ -168,10 +187,11 @@ def l2_access(
                 cnt[C_DRAM_WR] += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
         if fill[b, s, w, k] > t:
+            cnt[C_L2_PEND] += 1
             if merges[b, s, w, k] < max_merge:
                 merges[b, s, w, k] += 1
-            cnt[C_L2_PEND] += 1
-            return PENDING, fill[b, s, w, k]
+                return PENDING, fill[b, s, w, k]
+            return PENDING_FULL, fill[b, s, w, k]
         return HIT, t
     # miss
     if is_write and not write_alloc:
@@ -380,6 +400,8 @@ def run_kernel(
                     )  # fmt: skip
                     if not is_w and rd2 + l2_lat > done_j:
                         done_j = rd2 + l2_lat
+                    if o == PENDING_FULL and not is_w:
+                        block_bank(bank_free, b, t, rd2, bank_step, cnt)
                     n_l2 += 1
                     if not is_w:
                         n_l2rd += 1
@@ -478,6 +500,8 @@ def run_kernel(
                     if o == MISS:
                         n_l2m += 1
                         n_l2rdm += 1
+                    elif o == PENDING_FULL:
+                        block_bank(bank_free, b, t_eff, rd, bank_step, cnt)
                     if rd > ready:
                         ready = rd
                 fill_t = ready + l2_lat

@@ -25,7 +25,11 @@ Model (all choices the papers leave open are listed here):
   the miss itself included (GPGPU-Sim's ``mshr_table::full``: ``m_list.size() >=
   m_max_merged``, the list starting with the miss), i.e. at most ``mshr_max_merge - 1``
   pending hits per entry (same rule in the L2); when the entry is full the request
-  waits for the fill and is then a hit.
+  waits for the fill and is then a hit. In the L2 such a read also blocks its bank
+  until the fill (GPGPU-Sim keeps the failed request at the head of the
+  sub-partition's input queue): the bank's port serves nothing else before then
+  (``l2_merge_stalls`` events; ``l2_blocked_cycles``, the bank-cycles from the
+  blocked read's L2 access to the fill, summed over banks).
 * **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
   driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
   instructions GTO per SM and simulates each memory instruction when it issues; a
@@ -111,6 +115,8 @@ _COUNTER_FIELDS = {
     _core.C_DRAM_RD: "dram_read_bytes",
     _core.C_DRAM_WR: "dram_write_bytes",
     _core.C_L2_PEND: "l2_pending_hits",
+    _core.C_L2_MERGE_STALLS: "l2_merge_stalls",
+    _core.C_L2_BLOCKED: "l2_blocked_cycles",
 }
 
 

@@ -67,6 +67,10 @@ class KernelCacheStats:
     dram_read_bytes: int = 0
     dram_write_bytes: int = 0
     l2_pending_hits: int = 0  # L2 accesses to a line (sector) whose fill is in flight
+    # L2 reads that found their MSHR entry's merge slots full and blocked their bank until
+    # the fill, and the bank-cycles so blocked (summed over banks; core cycles)
+    l2_merge_stalls: int = 0
+    l2_blocked_cycles: int = 0
     per_pc: PCStats | None = None
     warps: dict[int, WarpMemTrace] = field(default_factory=dict)
 
@@ -113,4 +117,6 @@ SCALAR_FIELDS = (
     "dram_read_bytes",
     "dram_write_bytes",
     "l2_pending_hits",
+    "l2_merge_stalls",
+    "l2_blocked_cycles",
 )
