@@ -271,3 +271,24 @@ def test_mdm_pipelined_fractional_batches_by_hand() -> None:
     inp_at = kernel_input_from_profile(GPU, at, warps_per_sm=2, active_sms=2)
     mi_at = memory_inputs(inp_at, warps=2, sms=2)
     assert pipelined_extra_batches(mi_at).tolist() == [0]
+
+
+def test_mdm_pipelined_adds_the_mean_l2_bank_blocking() -> None:
+    """The cache simulation's L2 merge-limit blocking (bank-cycles) divided by the banks
+    is added once per kernel to MDM-Pipelined's ``mshr``; the paper's MDM ignores it."""
+    import dataclasses
+
+    base = _inp()
+    blocked = dataclasses.replace(
+        base, cache=dataclasses.replace(base.cache, l2_merge_stalls=3, l2_blocked_cycles=960)
+    )
+    per_bank = 960 / GPU.l2.banks
+    p0 = get_model("mdm-pipelined").predict_kernel(base)
+    p1 = get_model("mdm-pipelined").predict_kernel(blocked)
+    assert p0.details["S_L2MSHR"] == 0 and p1.details["S_L2MSHR"] == pytest.approx(per_bank)
+    assert p1.cycles == pytest.approx(p0.cycles + per_bank)
+    n = p1.warp_insts
+    assert (p1.cpi_stack["mshr"] - p0.cpi_stack["mshr"]) * n == pytest.approx(per_bank)
+    assert get_model("mdm").predict_kernel(blocked).cycles == pytest.approx(
+        get_model("mdm").predict_kernel(base).cycles
+    )

@@ -203,8 +203,17 @@ def check_input(inp: KernelInput) -> None:
 WaveFn = Callable[[KernelInput, int, int], WaveTerms]
 
 
-def predict_interval_model(model: str, inp: KernelInput, wave: WaveFn) -> KernelPrediction:
-    """Kernel prediction from a per-wave model (waves, tail, scaling, roofline floor: module doc)."""
+def predict_interval_model(
+    model: str,
+    inp: KernelInput,
+    wave: WaveFn,
+    kernel_terms: dict[str, float] | None = None,
+) -> KernelPrediction:
+    """Kernel prediction from a per-wave model (waves, tail, scaling, roofline floor: module doc).
+
+    ``kernel_terms``: whole-kernel cycles added to the named components after the waves
+    are summed and scaled (before the roofline floor).
+    """
     check_input(inp)
     waves = inp.waves
     main = wave(inp, inp.warps_per_sm, inp.active_sms)
@@ -230,6 +239,8 @@ def predict_interval_model(model: str, inp: KernelInput, wave: WaveFn) -> Kernel
         ipc_sm_eq1=inp.warps_per_sm * inp.profile.total_insts / main.time,
     )
     totals = {k: v * scale for k, v in totals.items()}
+    for k, v in (kernel_terms or {}).items():
+        totals[k] += v
     return finish_prediction(model, inp, totals, details, float(np.mean(main.md)))
 
 
