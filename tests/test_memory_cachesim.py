@@ -539,7 +539,6 @@ def test_l2_read_with_full_merge_slots_blocks_its_bank_until_the_fill() -> None:
             "l2.hit_latency_ns": 100.0,
             "dram.latency_ns": 200.0,
             "noc.sm_port_gbps": 16.0,
-            "l2.mshr_max_merge": 1,
         }
     )
     bank = int(l2_bank_and_set(np.array([6], np.int64), g)[0][0])
