@@ -25,6 +25,25 @@ def test_every_preset_loads_and_is_named():
         assert gpu.sm.max_warps * gpu.warp_size == gpu.sm.max_threads
 
 
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_preset_runs_the_cache_simulation_and_every_model(name):
+    """A shipped preset is usable end to end: its L2 mapping is one the cache simulator
+    implements, and every model predicts a finite, positive number of cycles with it."""
+    from mdm.memory.hashing import check_l2_mapping
+    from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
+    from mdm.models.base import MODELS
+    from mdm.pipeline import predict_app, prepare
+    from mdm.traces.workloads import generate
+
+    gpu = load_gpu(name)
+    assert check_l2_mapping(gpu) == []
+    prep = prepare(generate("vecadd", ctas=64))
+    res = predict_app(prep, gpu, sorted(MODELS))
+    assert res.models == sorted(MODELS)
+    for model in res.models:
+        assert 0 < res.cycles(model) < float("inf"), (name, model)
+
+
 def _table_iii() -> str:
     files = sorted(PAPERS.glob("001_*.txt"))
     if not files:

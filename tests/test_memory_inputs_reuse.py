@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from mdm.config.load import load_gpu
 from mdm.memory import cachesim, simulate_app
-from mdm.memory.hashing import _map_gap, l2_bank_and_set
+from mdm.memory.hashing import (
+    _IPOLY_BITS,
+    _MASK_TABLE,
+    SET_IPOLY,
+    SET_LINEAR,
+    _map_gap,
+    l2_bank_and_set,
+)
 from mdm.memory.stats import CacheSimResult
 from mdm.traces.workloads import generate
 
@@ -70,9 +77,35 @@ def test_gap_mapping_equals_formula(lines: list[int], banks: int, il: int, sets:
     addr = ln << 7
     chunk = addr // il
     exp_set = (((chunk // banks) * il + addr % il) // 128) % sets
-    b, s = _map_gap(ln, 7, il, banks, 128, sets)
+    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_LINEAR, _MASK_TABLE)
     np.testing.assert_array_equal(b, chunk % banks)
     np.testing.assert_array_equal(s, exp_set)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**40), min_size=1, max_size=50),
+    st.sampled_from([24, 48, 80]),
+    st.sampled_from([256, 384]),
+    st.sampled_from([16, 32, 64]),
+)
+def test_gap_mapping_hashes_the_partition_address_with_ipoly(
+    lines: list[int], banks: int, il: int, sets: int
+) -> None:
+    """Non-power-of-two banks with an IPOLY set index (titan_v: 48 banks x 32 sets): the
+    set is hashing.cc's IPOLY, written out bit by bit, of the partition address."""
+    ln = np.array(lines, np.int64)
+    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_IPOLY, _MASK_TABLE)
+    set_log2 = sets.bit_length() - 1
+    for i, line in enumerate(lines):
+        addr = line << 7
+        chunk = addr // il
+        local = (chunk // banks) * il + addr % il
+        higher, want = local >> (7 + set_log2), (local >> 7) % sets
+        for j, bits in enumerate(_IPOLY_BITS[sets]):
+            want ^= (sum((higher >> p) & 1 for p in bits) & 1) << j
+        assert b[i] == chunk % banks
+        assert s[i] == want
 
 
 def test_mdm_pascal_uses_the_gap_path() -> None:

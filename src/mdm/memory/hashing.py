@@ -145,13 +145,28 @@ def _map_gap(
     banks: np.int64,
     line_bytes: np.int64,
     sets: np.int64,
+    set_fn: np.int64,
+    table: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Non-power-of-two banks (GPGPU-Sim's "gap" path): ``chunk = addr // il``, bank
-    ``chunk mod banks``, set ``(((chunk // banks) * il + addr mod il) // line) mod sets``
-    (one pass; lines are non-negative)."""
+    ``chunk mod banks``, partition address ``local = (chunk // banks) * il + addr mod il``
+    (``partition_address``), set ``(local // line) mod sets``, hashed by IPOLY when
+    ``set_fn`` is :data:`SET_IPOLY` (one pass; lines are non-negative)."""
     n = lines.shape[0]
     bank = np.empty(n, np.int64)
     sset = np.empty(n, np.int64)
+    if set_fn == SET_IPOLY:
+        set_log2 = np.int64(0)
+        while (np.int64(1) << set_log2) < sets:
+            set_log2 += 1
+        for r in range(n):
+            addr = lines[r] << line_log2
+            chunk = addr // il
+            bank[r] = chunk % banks
+            local = (chunk // banks) * il + addr % il
+            idx = (local >> line_log2) & (sets - 1)
+            sset[r] = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+        return bank, sset
     if il & (il - 1) == 0 and sets & (sets - 1) == 0:
         # power-of-two interleave, line and sets: shifts and masks (the same values for
         # non-negative addresses), one division by the bank count per line
@@ -184,8 +199,8 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     if l2.set_index == "ipoly" and l2.sets_per_bank not in IPOLY_MASKS:
         out.append(f"l2.set_index='ipoly' needs 16, 32 or 64 sets per bank, not {l2.sets_per_bank}")
     pow2 = all(x & (x - 1) == 0 for x in (l2.banks, l2.bank_interleave_bytes, l2.sets_per_bank))
-    if (l2.set_index == "ipoly" or l2.bank_index == "ipoly") and not pow2:
-        out.append("IPOLY needs power-of-two banks, interleave and sets per bank")
+    if l2.bank_index == "ipoly" and not pow2:
+        out.append("IPOLY banks need power-of-two banks, interleave and sets per bank")
     if l2.bank_index == "ipoly":
         if l2.banks not in IPOLY_MASKS:
             out.append(f"l2.bank_index='ipoly' needs 16, 32 or 64 banks, not {l2.banks}")
@@ -212,8 +227,6 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
         l2.banks & (l2.banks - 1) or l2.bank_interleave_bytes & (l2.bank_interleave_bytes - 1)
     ):
         # non power of two (e.g. 24 channels): GPGPU-Sim's "gap" path, chunk mod banks
-        if l2.set_index == "ipoly":
-            raise ConfigError(None, "l2.set_index='ipoly' needs power-of-two banks")
         return _map_gap(
             lines,
             int(l2.line_bytes).bit_length() - 1,
@@ -221,6 +234,8 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
             l2.banks,
             l2.line_bytes,
             l2.sets_per_bank,
+            SET_IPOLY if l2.set_index == "ipoly" else SET_LINEAR,
+            _MASK_TABLE,
         )
     return _map_lines(
         lines,
