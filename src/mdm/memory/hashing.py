@@ -83,6 +83,15 @@ def _parity(x: np.int64) -> np.int64:
     return x & 1
 
 
+@njit(cache=True, inline="always")
+def _log2_ceil(n: np.int64) -> np.int64:
+    """Smallest ``k`` with ``2**k >= n`` (the exponent of a power of two)."""
+    k = np.int64(0)
+    while (np.int64(1) << k) < n:
+        k += 1
+    return k
+
+
 @njit(cache=True)
 def ipoly_hash(higher: np.int64, index: np.int64, n: np.int64, table: np.ndarray) -> np.int64:
     """GPGPU-Sim ``ipoly_hash_function(higher, index, n)``, ``n`` in {16, 32, 64}."""
@@ -109,15 +118,9 @@ def _map_lines(
     n = lines.shape[0]
     bank = np.empty(n, np.int64)
     sset = np.empty(n, np.int64)
-    ch_log2 = np.int64(0)
-    while (np.int64(1) << ch_log2) < channels:
-        ch_log2 += 1
-    sub_log2 = np.int64(0)
-    while (np.int64(1) << sub_log2) < subs:
-        sub_log2 += 1
-    set_log2 = np.int64(0)
-    while (np.int64(1) << set_log2) < sets:
-        set_log2 += 1
+    ch_log2 = _log2_ceil(channels)
+    sub_log2 = _log2_ceil(subs)
+    set_log2 = _log2_ceil(sets)
     nbanks = channels * subs
     drop = ch_log2 + sub_log2
     for r in range(n):
@@ -156,9 +159,7 @@ def _map_gap(
     bank = np.empty(n, np.int64)
     sset = np.empty(n, np.int64)
     if set_fn == SET_IPOLY:
-        set_log2 = np.int64(0)
-        while (np.int64(1) << set_log2) < sets:
-            set_log2 += 1
+        set_log2 = _log2_ceil(sets)
         for r in range(n):
             addr = lines[r] << line_log2
             chunk = addr // il
@@ -170,9 +171,7 @@ def _map_gap(
     if il & (il - 1) == 0 and sets & (sets - 1) == 0:
         # power-of-two interleave, line and sets: shifts and masks (the same values for
         # non-negative addresses), one division by the bank count per line
-        il_log2 = np.int64(0)
-        while (np.int64(1) << il_log2) < il:
-            il_log2 += 1
+        il_log2 = _log2_ceil(il)
         for r in range(n):
             addr = lines[r] << line_log2
             chunk = addr >> il_log2
