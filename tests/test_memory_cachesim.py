@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
-from mdm.memory import cache_key, simulate_app, simulate_kernel
+from mdm.memory import _core, cache_key, simulate_app, simulate_kernel
 from mdm.memory.cachesim import _L2State
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.schedule import timed_layout
@@ -210,6 +210,15 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
     # one SM, near-zero latencies and near-infinite bandwidths: no fill is in flight
     # when the next access (one cycle later at least) arrives, so timing plays no part
     g = gpu().with_updates({"n_sm": 1, "noc.bandwidth_gbps": 1e12, "dram.bandwidth_gbps": 1e12})
+    if data.draw(st.booleans()):  # sets wider than _core._SCAN_WAYS: the vectorised search
+        g = g.with_updates(
+            {
+                "l1.ways": 24,
+                "l1.size_bytes": 2 * 24 * 128,
+                "l2.ways": 20,
+                "l2.size_bytes": 2 * 2 * 20 * 128,
+            }
+        )
     state = _L2State(g)
     got = simulate_kernel(k, g, l2=state, blocks_per_sm=32)
     want = naive_sim(k, g, state.last_order)
@@ -222,6 +231,41 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
     assert got.l1_write_accesses == want["l1w"]
     assert (got.l2_accesses, got.l2_misses) == (want["l2"], want["l2m"])
     assert (got.dram_read_bytes, got.dram_write_bytes) == (want["dr"], want["dw"])
+
+
+def _victim_rule(tags, lru, fill, t):  # noqa: ANN001, ANN202
+    """:func:`_core.victim`'s documented rule, by brute force over one set."""
+    for w in range(len(tags)):
+        if tags[w] < 0:
+            return w, t
+    free = [w for w in range(len(tags)) if fill[w].max() <= t]
+    if free:
+        return min(free, key=lambda w: (lru[w], w)), t
+    w = min(range(len(tags)), key=lambda w: (fill[w].max(), w))
+    return w, fill[w].max()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_way_search_and_victim_match_the_rule_at_any_associativity(data: st.DataObject) -> None:
+    """Both code paths (early-exit scans up to ``_SCAN_WAYS`` ways, vectorised
+    reductions above) give the first matching way and the documented victim,
+    including sets with invalid ways, repeated stamps and reserved ways."""
+    nw = data.draw(st.sampled_from([1, 3, _core._SCAN_WAYS, _core._SCAN_WAYS + 1, 64, 256]))
+    ns = data.draw(st.sampled_from([1, 4]))
+    tags = np.array(data.draw(st.lists(st.integers(-1, 6), min_size=nw, max_size=nw)), np.int64)
+    lru = np.array(data.draw(st.lists(st.integers(0, 5), min_size=nw, max_size=nw)), np.int64)
+    fill = np.array(
+        data.draw(
+            st.lists(st.sampled_from([-np.inf, 1.0, 2.0, 3.0]), min_size=nw * ns, max_size=nw * ns)
+        )
+    ).reshape(nw, ns)
+    t = data.draw(st.sampled_from([0.0, 1.5, 2.5, 5.0]))
+    line = data.draw(st.integers(-1, 6))
+    want_way = next((w for w in range(nw) if tags[w] == line), -1)
+    assert _core.find_way(tags[None, None], 0, 0, line) == want_way
+    got = _core.victim(tags[None, None], lru[None, None], fill[None, None], 0, 0, t)
+    assert (int(got[0]), float(got[1])) == _victim_rule(tags, lru, fill, t)
 
 
 # ------------------------------------------------------------- properties

@@ -71,12 +71,27 @@ def fermi_hash_set(line: np.int64, line_log2: np.int64, nsets: np.int64) -> np.i
     return s
 
 
+#: Sets of at most this many ways are searched by an early-exit scan, wider ones by
+#: vectorised reductions (measured: 6-8 ways faster scanned, 24-256 reduced).
+_SCAN_WAYS = 16
+
+
 @njit(cache=True, inline="always")
 def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.int64:
-    for w in range(tags.shape[2]):
-        if tags[c, s, w] == line:
-            return w
-    return -1
+    """First way of set ``s`` of cache ``c`` holding ``line``, or -1. Above
+    ``_SCAN_WAYS`` ways a branch-free min reduction that LLVM vectorises (a 256-way
+    Volta L1 set costs a few dozen vector operations, not 256 branches); below, the
+    early-exit scan is faster."""
+    nw = tags.shape[2]
+    if nw <= _SCAN_WAYS:
+        for w in range(nw):
+            if tags[c, s, w] == line:
+                return w
+        return -1
+    first = nw
+    for w in range(nw):
+        first = min(first, w if tags[c, s, w] == line else nw)
+    return first if first < nw else -1
 
 
 @njit(cache=True, inline="always")
@@ -84,16 +99,46 @@ def victim(
     tags: np.ndarray, lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
 ) -> tuple[np.int64, float]:
     """Way to allocate: an invalid one, else the LRU way with nothing in flight at ``t``;
-    if every way is reserved, the one that frees first (the access waits until then)."""
+    if every way is reserved, the one that frees first (the access waits until then).
+
+    Fast path: the set's least recently used way is nearly always free, and then it is
+    the answer; only when it is reserved are all ways' fill times read (a 256-way
+    Volta L1 set would otherwise read 1,024 of them per miss)."""
+    nw = tags.shape[2]
+    ns = fill.shape[3]
+    if nw <= _SCAN_WAYS:
+        lo = -1
+        lo_lru = np.int64(0)
+        for w in range(nw):
+            if tags[c, s, w] < 0:
+                return w, t
+            if lo < 0 or lru[c, s, w] < lo_lru:
+                lo = w
+                lo_lru = lru[c, s, w]
+    else:  # branch-free min reductions (vectorised): first invalid way, least stamp
+        inval = nw
+        lo_lru = np.iinfo(np.int64).max
+        for w in range(nw):
+            inval = min(inval, w if tags[c, s, w] < 0 else nw)
+            lo_lru = min(lo_lru, lru[c, s, w])
+        if inval < nw:
+            return inval, t
+        lo = nw  # the first way with the least stamp
+        for w in range(nw):
+            lo = min(lo, w if lru[c, s, w] == lo_lru else nw)
+    free = True
+    for k in range(ns):
+        if fill[c, s, lo, k] > t:
+            free = False
+    if free:
+        return lo, t
     best = -1
     best_lru = np.int64(0)
     soon = -1
     soon_t = np.inf
-    for w in range(tags.shape[2]):
-        if tags[c, s, w] < 0:
-            return w, t
+    for w in range(nw):
         busy = -np.inf
-        for k in range(fill.shape[3]):
+        for k in range(ns):
             if fill[c, s, w, k] > busy:
                 busy = fill[c, s, w, k]
         if busy <= t:

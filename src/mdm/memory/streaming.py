@@ -8,16 +8,19 @@ never stalls a miss. A read to a sector with a fill in flight merges into its en
 pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the fill and
 counts as a hit (the rule of the allocate-on-miss L1).
 
-Table of SM ``c`` (``P`` entries): ``pend[c, i] = (line, set, sector, merges)`` and
-``pend_t[c, i]`` = fill time (core cycles); ``pend_t[c, P]`` caches the earliest fill time
-(``inf`` when empty) so that a read with nothing to fill costs O(1). ``pend_n[c, 0]`` =
-entries in use, then an open-addressing hash (linear probing, backward-shift deletion)
-of ``H`` buckets from ``line * 32 + sector`` to the entry: keys ``pend_n[c, 1:1+H]``
-(-1 = empty), entries ``pend_n[c, 1+H:1+2H]`` (:func:`new_table` sizes it). Before a
-read at time ``t`` the fills with time ``<= t`` are applied in time order
-(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
-caller already delays a miss until the oldest entry completes, so this only reorders
-equal-time events).
+Table of SM ``c`` (``P`` entries in stable slots): ``pend[c, i] = (line, set, sector,
+merges, seq)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``i``;
+``pend_t[c, P]`` caches the earliest fill time (``inf`` when empty) so that a read with
+nothing to fill costs O(1). Row ``pend_n[c]`` holds, in order: the entries in use,
+``H``, the next ``seq``; an open-addressing hash (linear probing, backward-shift
+deletion) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H`` keys, -1 =
+empty, then ``H`` slots); a binary min-heap of the slots in use ordered by (fill time,
+insertion ``seq``); the stack of free slots (:func:`new_table` sizes it). Before a read at time ``t`` the fills with
+time ``<= t`` are applied in that order (:func:`drain`); a full table applies its
+earliest fill first (the MSHR ring of the caller already delays a miss until the oldest
+entry completes, so this only reorders equal-time events). Every fill is the heap's
+minimum when it is applied, so an SM with hundreds of MSHR entries (Volta: 256-512)
+pays O(log P) per fill, not a scan of the table.
 """
 
 from __future__ import annotations
@@ -27,16 +30,22 @@ from numba import njit
 
 from mdm.memory import _core  # module, not names: _core imports this module
 
+_KEYS = 3  # offset of the hash's keys in a row of ``pend_n``
+
 
 def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Empty ``(pend, pend_t, pend_n)`` for ``entries`` in-flight fills per SM (0 = off)."""
     buckets = 1
     while buckets < 2 * entries:
         buckets *= 2
-    pend_n = np.full((n_sm, 1 + 2 * buckets), -1, np.int64)
-    pend_n[:, 0] = 0
+    pend_n = np.full((n_sm, _KEYS + 2 * buckets + 2 * entries), -1, np.int64)
+    pend_n[:, 0] = 0  # entries in use
+    pend_n[:, 1] = buckets
+    pend_n[:, 2] = 0  # next seq
+    free = _KEYS + 2 * buckets + entries
+    pend_n[:, free : free + entries] = np.arange(entries)[::-1]  # slot 0 on top
     return (
-        np.zeros((n_sm, entries, 4), np.int64),
+        np.zeros((n_sm, entries, 5), np.int64),
         np.full((n_sm, entries + 1), np.inf),
         pend_n,
     )
@@ -50,10 +59,10 @@ def _home(key: np.int64, nb: np.int64) -> np.int64:
 @njit(cache=True, _nrt=False)
 def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
     """Bucket of ``key`` in SM ``c``'s hash, or -1."""
-    nb = (pend_n.shape[1] - 1) // 2
+    nb = pend_n[c, 1]
     h = _home(key, nb)
-    while pend_n[c, 1 + h] >= 0:
-        if pend_n[c, 1 + h] == key:
+    while pend_n[c, _KEYS + h] >= 0:
+        if pend_n[c, _KEYS + h] == key:
             return h
         h = (h + 1) & (nb - 1)
     return -1
@@ -61,23 +70,23 @@ def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
 
 @njit(cache=True, _nrt=False)
 def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) -> None:
-    nb = (pend_n.shape[1] - 1) // 2
+    nb = pend_n[c, 1]
     h = _home(key, nb)
-    while pend_n[c, 1 + h] >= 0:
+    while pend_n[c, _KEYS + h] >= 0:
         h = (h + 1) & (nb - 1)
-    pend_n[c, 1 + h] = key
-    pend_n[c, 1 + nb + h] = slot
+    pend_n[c, _KEYS + h] = key
+    pend_n[c, _KEYS + nb + h] = slot
 
 
 @njit(cache=True, _nrt=False)
 def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
     """Empty bucket ``h``, shifting back the entries of its probe run."""
-    nb = (pend_n.shape[1] - 1) // 2
+    nb = pend_n[c, 1]
     i = h
     j = h
     while True:
         j = (j + 1) & (nb - 1)
-        kj = pend_n[c, 1 + j]
+        kj = pend_n[c, _KEYS + j]
         if kj < 0:
             break
         home = _home(kj, nb)
@@ -87,10 +96,73 @@ def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
         else:
             stays = home > i or home <= j
         if not stays:
-            pend_n[c, 1 + i] = kj
-            pend_n[c, 1 + nb + i] = pend_n[c, 1 + nb + j]
+            pend_n[c, _KEYS + i] = kj
+            pend_n[c, _KEYS + nb + i] = pend_n[c, _KEYS + nb + j]
             i = j
-    pend_n[c, 1 + i] = -1
+    pend_n[c, _KEYS + i] = -1
+
+
+@njit(cache=True, inline="always")
+def _before(pend: np.ndarray, pend_t: np.ndarray, c: np.int64, a: np.int64, b: np.int64) -> bool:
+    """Slot ``a`` fills before slot ``b``: earlier time, then earlier insertion."""
+    ta = pend_t[c, a]
+    tb = pend_t[c, b]
+    return ta < tb or (ta == tb and pend[c, a, 4] < pend[c, b, 4])
+
+
+@njit(cache=True, _nrt=False)
+def _heap_push(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    slot: np.int64,
+    base: np.int64,
+    n: np.int64,
+) -> None:
+    """Add ``slot`` to the heap at ``pend_n[c, base:]`` holding ``n`` slots."""
+    i = n
+    while i > 0:
+        parent = (i - 1) >> 1
+        ps = pend_n[c, base + parent]
+        if not _before(pend, pend_t, c, slot, ps):
+            break
+        pend_n[c, base + i] = ps
+        i = parent
+    pend_n[c, base + i] = slot
+
+
+@njit(cache=True, _nrt=False)
+def _heap_pop(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    base: np.int64,
+    n: np.int64,
+) -> np.int64:
+    """Remove and return the earliest slot of the heap holding ``n`` (> 0) slots."""
+    top = pend_n[c, base]
+    n -= 1
+    if n > 0:
+        last = pend_n[c, base + n]
+        i = 0
+        while True:
+            ch = 2 * i + 1
+            if ch >= n:
+                break
+            cs = pend_n[c, base + ch]
+            if ch + 1 < n:
+                rs = pend_n[c, base + ch + 1]
+                if _before(pend, pend_t, c, rs, cs):
+                    ch += 1
+                    cs = rs
+            if not _before(pend, pend_t, c, cs, last):
+                break
+            pend_n[c, base + i] = cs
+            i = ch
+        pend_n[c, base + i] = last
+    return top
 
 
 @njit(cache=True, inline="always")
@@ -105,21 +177,12 @@ def _lru_way(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.
     return best
 
 
-@njit(cache=True, inline="always")
-def _refresh_min(pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
-    m = np.inf
-    for i in range(pend_n[c, 0]):
-        m = min(m, pend_t[c, i])
-    pend_t[c, pend_t.shape[1] - 1] = m
-
-
 @njit(cache=True, _nrt=False)
-def _apply(
+def _apply_first(
     pend: np.ndarray,
     pend_t: np.ndarray,
     pend_n: np.ndarray,
     c: np.int64,
-    i: np.int64,
     tags: np.ndarray,
     lru: np.ndarray,
     valid: np.ndarray,
@@ -127,7 +190,13 @@ def _apply(
     merges: np.ndarray,
     stamp: np.ndarray,
 ) -> None:
-    """Fill entry ``i`` of SM ``c`` into the cache and remove it from the table."""
+    """Fill SM ``c``'s earliest entry into the cache and free its slot."""
+    p = pend.shape[1]
+    nb = pend_n[c, 1]
+    heap = _KEYS + 2 * nb
+    free = heap + p
+    n = pend_n[c, 0]
+    i = _heap_pop(pend, pend_t, pend_n, c, heap, n)
     line = pend[c, i, 0]
     s = pend[c, i, 1]
     k = pend[c, i, 2]
@@ -143,14 +212,10 @@ def _apply(
     lru[c, s, w] = stamp[0]
     valid[c, s, w] |= np.uint32(1) << np.uint32(k)
     _h_delete(pend_n, c, _h_find(pend_n, c, line * 32 + k))
-    last = pend_n[c, 0] - 1
-    if i != last:
-        for f in range(4):
-            pend[c, i, f] = pend[c, last, f]
-        pend_t[c, i] = pend_t[c, last]
-        nb = (pend_n.shape[1] - 1) // 2
-        pend_n[c, 1 + nb + _h_find(pend_n, c, pend[c, i, 0] * 32 + pend[c, i, 2])] = i
-    pend_n[c, 0] = last
+    pend_n[c, free + p - n] = i  # push the slot on the free stack
+    n -= 1
+    pend_n[c, 0] = n
+    pend_t[c, p] = pend_t[c, pend_n[c, heap]] if n > 0 else np.inf
 
 
 @njit(cache=True, _nrt=False)
@@ -168,31 +233,20 @@ def drain(
     stamp: np.ndarray,
 ) -> None:
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
-    if pend_t[c, pend_t.shape[1] - 1] > t:
-        return
-    while pend_n[c, 0] > 0:
-        best = -1
-        best_t = np.inf
-        for i in range(pend_n[c, 0]):
-            if pend_t[c, i] < best_t:
-                best_t = pend_t[c, i]
-                best = i
-        if best_t > t:
-            pend_t[c, pend_t.shape[1] - 1] = best_t
-            return
-        _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
-    pend_t[c, pend_t.shape[1] - 1] = np.inf
+    p = pend_t.shape[1] - 1
+    while pend_t[c, p] <= t and pend_n[c, 0] > 0:  # earliest fill time (inf: empty)
+        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
 
 
 @njit(cache=True, _nrt=False)
 def find(
     pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
 ) -> np.int64:
-    """Index of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
+    """Slot of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
     h = _h_find(pend_n, c, line * 32 + k)
     if h < 0:
         return -1
-    return pend_n[c, 1 + (pend_n.shape[1] - 1) // 2 + h]
+    return pend_n[c, _KEYS + pend_n[c, 1] + h]
 
 
 @njit(cache=True, _nrt=False)
@@ -213,20 +267,23 @@ def add(
     stamp: np.ndarray,
 ) -> None:
     """Record a new in-flight fill (sector ``k`` of ``line`` in set ``s``) arriving at ``tf``."""
-    if pend_n[c, 0] == pend.shape[1]:  # full: the earliest fill completes first
-        best = 0
-        for i in range(1, pend_n[c, 0]):
-            if pend_t[c, i] < pend_t[c, best]:
-                best = i
-        _apply(pend, pend_t, pend_n, c, best, tags, lru, valid, fill, merges, stamp)
-        _refresh_min(pend_t, pend_n, c)
+    p = pend.shape[1]
+    if pend_n[c, 0] == p:  # full: the earliest fill completes first
+        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
+    nb = pend_n[c, 1]
+    heap = _KEYS + 2 * nb
+    free = heap + p
     n = pend_n[c, 0]
-    pend[c, n, 0] = line
-    pend[c, n, 1] = s
-    pend[c, n, 2] = k
-    pend[c, n, 3] = 0
-    pend_t[c, n] = tf
+    i = pend_n[c, free + p - n - 1]  # pop a free slot
+    seq = pend_n[c, 2]
+    pend_n[c, 2] = seq + 1
+    pend[c, i, 0] = line
+    pend[c, i, 1] = s
+    pend[c, i, 2] = k
+    pend[c, i, 3] = 0
+    pend[c, i, 4] = seq
+    pend_t[c, i] = tf
+    _heap_push(pend, pend_t, pend_n, c, i, heap, n)
     pend_n[c, 0] = n + 1
-    _h_insert(pend_n, c, line * 32 + k, n)
-    if tf < pend_t[c, pend_t.shape[1] - 1]:
-        pend_t[c, pend_t.shape[1] - 1] = tf
+    _h_insert(pend_n, c, line * 32 + k, i)
+    pend_t[c, p] = pend_t[c, pend_n[c, heap]]
