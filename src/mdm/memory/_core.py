@@ -14,7 +14,9 @@ argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per access).
 :func:`run_kernel` is inlined into the issue loop (:func:`_timed_loop`), which calls it
 once per memory instruction: it takes the cache state as one tuple (``cache_args``,
 unpacked inside: CPython passes more than 30 arguments as ``*args``, which numba cannot
-inline), so no call passes its ~50 arrays (~300 scalars) per instruction.
+inline), so no call passes its ~50 arrays (~300 scalars) per instruction. Every
+index of the hot loops goes through :func:`mdm.memory._index.u` (unsigned: no
+negative-index wraparound code).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from mdm.memory import streaming
+from mdm.memory._index import u as _u
 
 # access outcomes
 HIT = 0
@@ -85,12 +88,12 @@ def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.i
     nw = tags.shape[2]
     if nw <= _SCAN_WAYS:
         for w in range(nw):
-            if tags[c, s, w] == line:
+            if tags[_u(c), _u(s), _u(w)] == line:
                 return w
         return -1
     first = nw
     for w in range(nw):
-        first = min(first, w if tags[c, s, w] == line else nw)
+        first = min(first, w if tags[_u(c), _u(s), _u(w)] == line else nw)
     return first if first < nw else -1
 
 
@@ -110,25 +113,25 @@ def victim(
         lo = -1
         lo_lru = np.int64(0)
         for w in range(nw):
-            if tags[c, s, w] < 0:
+            if tags[_u(c), _u(s), _u(w)] < 0:
                 return w, t
-            if lo < 0 or lru[c, s, w] < lo_lru:
+            if lo < 0 or lru[_u(c), _u(s), _u(w)] < lo_lru:
                 lo = w
-                lo_lru = lru[c, s, w]
+                lo_lru = lru[_u(c), _u(s), _u(w)]
     else:  # branch-free min reductions (vectorised): first invalid way, least stamp
         inval = nw
         lo_lru = np.iinfo(np.int64).max
         for w in range(nw):
-            inval = min(inval, w if tags[c, s, w] < 0 else nw)
-            lo_lru = min(lo_lru, lru[c, s, w])
+            inval = min(inval, w if tags[_u(c), _u(s), _u(w)] < 0 else nw)
+            lo_lru = min(lo_lru, lru[_u(c), _u(s), _u(w)])
         if inval < nw:
             return inval, t
         lo = nw  # the first way with the least stamp
         for w in range(nw):
-            lo = min(lo, w if lru[c, s, w] == lo_lru else nw)
+            lo = min(lo, w if lru[_u(c), _u(s), _u(w)] == lo_lru else nw)
     free = True
     for k in range(ns):
-        if fill[c, s, lo, k] > t:
+        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
             free = False
     if free:
         return lo, t
@@ -139,12 +142,12 @@ def victim(
     for w in range(nw):
         busy = -np.inf
         for k in range(ns):
-            if fill[c, s, w, k] > busy:
-                busy = fill[c, s, w, k]
+            if fill[_u(c), _u(s), _u(w), _u(k)] > busy:
+                busy = fill[_u(c), _u(s), _u(w), _u(k)]
         if busy <= t:
-            if best < 0 or lru[c, s, w] < best_lru:
+            if best < 0 or lru[_u(c), _u(s), _u(w)] < best_lru:
                 best = w
-                best_lru = lru[c, s, w]
+                best_lru = lru[_u(c), _u(s), _u(w)]
         elif busy < soon_t:
             soon = w
             soon_t = busy
@@ -162,11 +165,11 @@ def block_bank(
     at the head of the sub-partition's queue), so it serves nothing else before
     ``fill_t`` (+ ``step`` for the request itself). Counts the event and the cycles the
     bank's free time moved."""
-    free = bank_free[b] if bank_free[b] > t else t
+    free = bank_free[_u(b)] if bank_free[_u(b)] > t else t
     if fill_t + step > free:
         cnt[C_L2_MERGE_STALLS] += 1
         cnt[C_L2_BLOCKED] += np.int64(fill_t + step - free + 0.5)
-        bank_free[b] = fill_t + step
+        bank_free[_u(b)] = fill_t + step
 
 
 @njit(cache=True, inline="always")
@@ -175,8 +178,8 @@ def dram_queue(
 ) -> float:
     """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
     ``max(t, channel free)``; returns the service start (FIFO in arrival order)."""
-    s = dram_free[ch] if dram_free[ch] > t else t
-    dram_free[ch] = s + nbytes / bpc
+    s = dram_free[_u(ch)] if dram_free[_u(ch)] > t else t
+    dram_free[_u(ch)] = s + nbytes / bpc
     return s
 
 
@@ -223,20 +226,24 @@ def l2_access(
     bit = np.uint32(1) << np.uint32(k)
     stamp[0] += 1
     w = find_way(tags, b, s, line)
-    if w >= 0 and (valid[b, s, w] & bit) and not (partial[b, s, w] & bit and not is_write):
-        lru[b, s, w] = stamp[0]
+    if (
+        w >= 0
+        and (valid[_u(b), _u(s), _u(w)] & bit)
+        and not (partial[_u(b), _u(s), _u(w)] & bit and not is_write)
+    ):
+        lru[_u(b), _u(s), _u(w)] = stamp[0]
         if is_write:
             if write_back:
-                dirty[b, s, w] |= bit
+                dirty[_u(b), _u(s), _u(w)] |= bit
             else:
                 cnt[C_DRAM_WR] += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
-        if fill[b, s, w, k] > t:
+        if fill[_u(b), _u(s), _u(w), _u(k)] > t:
             cnt[C_L2_PEND] += 1
-            if merges[b, s, w, k] < max_merge:
-                merges[b, s, w, k] += 1
-                return PENDING, fill[b, s, w, k]
-            return PENDING_FULL, fill[b, s, w, k]
+            if merges[_u(b), _u(s), _u(w), _u(k)] < max_merge:
+                merges[_u(b), _u(s), _u(w), _u(k)] += 1
+                return PENDING, fill[_u(b), _u(s), _u(w), _u(k)]
+            return PENDING_FULL, fill[_u(b), _u(s), _u(w), _u(k)]
         return HIT, t
     # miss
     if is_write and not write_alloc:
@@ -246,47 +253,49 @@ def l2_access(
     t_eff = t
     if w < 0:
         w, t_eff = victim(tags, lru, fill, b, s, t)
-        if tags[b, s, w] >= 0 and dirty[b, s, w]:
+        if tags[_u(b), _u(s), _u(w)] >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
                 cnt[C_DRAM_WR] += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
             else:
-                d = dirty[b, s, w]
+                d = dirty[_u(b), _u(s), _u(w)]
                 n = 0
                 while d:
                     n += d & np.uint32(1)
                     d >>= np.uint32(1)
                 cnt[C_DRAM_WR] += n * fetch_bytes
                 dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc)
-        tags[b, s, w] = line
-        valid[b, s, w] = 0
-        dirty[b, s, w] = 0
-        partial[b, s, w] = 0
+        tags[_u(b), _u(s), _u(w)] = line
+        valid[_u(b), _u(s), _u(w)] = 0
+        dirty[_u(b), _u(s), _u(w)] = 0
+        partial[_u(b), _u(s), _u(w)] = 0
         for q in range(ns):
-            fill[b, s, w, q] = -np.inf
-            merges[b, s, w, q] = 0
-    lru[b, s, w] = stamp[0]
-    valid[b, s, w] |= bit
-    merges[b, s, w, k] = 1  # the entry's list holds the miss itself (GPGPU-Sim mshr_table)
+            fill[_u(b), _u(s), _u(w), _u(q)] = -np.inf
+            merges[_u(b), _u(s), _u(w), _u(q)] = 0
+    lru[_u(b), _u(s), _u(w)] = stamp[0]
+    valid[_u(b), _u(s), _u(w)] |= bit
+    merges[_u(b), _u(s), _u(w), _u(k)] = (
+        1  # the entry's list holds the miss itself (GPGPU-Sim mshr_table)
+    )
     ready = t_eff
     if is_write:
         if write_back:
-            dirty[b, s, w] |= bit
+            dirty[_u(b), _u(s), _u(w)] |= bit
         else:
             cnt[C_DRAM_WR] += fetch_bytes
             dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc)
         if full:
-            partial[b, s, w] &= ~bit
+            partial[_u(b), _u(s), _u(w)] &= ~bit
         elif ns > 1:
-            partial[b, s, w] |= bit
+            partial[_u(b), _u(s), _u(w)] |= bit
         else:
             cnt[C_DRAM_RD] += fetch_bytes
             ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
     else:
-        partial[b, s, w] &= ~bit
+        partial[_u(b), _u(s), _u(w)] &= ~bit
         cnt[C_DRAM_RD] += fetch_bytes
         ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
-    fill[b, s, w, k] = ready
+    fill[_u(b), _u(s), _u(w), _u(k)] = ready
     return MISS, ready
 
 
@@ -385,10 +394,10 @@ def run_kernel(
     nq2 = spl if l2_sectored else 1  # L2 accesses per request: one per sector, or the line
     n_mshr = mshr_ring.shape[1]
     for oi in range(order.shape[0]):
-        j = order[oi]
-        c = np.int64(i_sm[j])
-        kind = i_kind[j]
-        t0 = i_time[j]
+        j = order[_u(oi)]
+        c = np.int64(i_sm[_u(j)])
+        kind = i_kind[_u(j)]
+        t0 = i_time[_u(j)]
         done_j = t0
         # this instruction's counts, kept in registers and stored once at its end
         n_acc = 0  # L1 accesses
@@ -400,16 +409,16 @@ def run_kernel(
         n_l2m = 0
         n_l2rd = 0
         n_l2rdm = 0
-        for r in range(req_ptr[j], req_ptr[j + 1]):
-            t = l1_port[c] if l1_port[c] > t0 else t0
-            l1_port[c] = t + port_step
-            line = req_line[r]
-            rmask = req_mask[r]
-            rfull = req_full[r]
+        for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
+            t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
+            l1_port[_u(c)] = t + port_step
+            line = req_line[_u(r)]
+            rmask = req_mask[_u(r)]
+            rfull = req_full[_u(r)]
             # L2 bank and partition-local set (channel bits removed)
-            b = req_bank[r]  # precomputed by mdm.memory.hashing.l2_bank_and_set
-            s2 = req_l2set[r]
-            ch = bank_ch[b]  # DRAM channel of the bank: b * channels // banks
+            b = req_bank[_u(r)]  # precomputed by mdm.memory.hashing.l2_bank_and_set
+            s2 = req_l2set[_u(r)]
+            ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
             if kind != 0 or not l1_enabled:
                 # stores (write-through, no allocate) and atomics go to the L2
                 is_w = kind != 0
@@ -418,7 +427,7 @@ def run_kernel(
                     w1 = find_way(l1_tags, c, s1, line)
                     if w1 >= 0:
                         stamp[0] += 1
-                        l1_lru[c, s1, w1] = stamp[0]
+                        l1_lru[_u(c), _u(s1), _u(w1)] = stamp[0]
                     n1 = 0
                     if l1_sectored:
                         m = rmask
@@ -470,19 +479,22 @@ def run_kernel(
                     )  # fmt: skip
                 stamp[0] += 1
                 w = find_way(l1_tags, c, s1, line)
-                if w >= 0 and (l1_valid[c, s1, w] & bit):
-                    l1_lru[c, s1, w] = stamp[0]
-                    if l1_fill[c, s1, w, k] > t and l1_merges[c, s1, w, k] < l1_max_merge:
-                        l1_merges[c, s1, w, k] += 1
+                if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
+                    l1_lru[_u(c), _u(s1), _u(w)] = stamp[0]
+                    if (
+                        l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
+                        and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
+                    ):
+                        l1_merges[_u(c), _u(s1), _u(w), _u(k)] += 1
                         n_pend += 1
-                        if l1_fill[c, s1, w, k] > done_j:
-                            done_j = l1_fill[c, s1, w, k]
+                        if l1_fill[_u(c), _u(s1), _u(w), _u(k)] > done_j:
+                            done_j = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
                     else:  # a hit (after waiting for the fill when the merge slots are full)
                         n_hit += 1
-                        tf = l1_fill[c, s1, w, k]
+                        tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
                         if tf > t:  # blocking: the cache waits with it
-                            if tf + port_step > l1_port[c]:
-                                l1_port[c] = tf + port_step
+                            if tf + port_step > l1_port[_u(c)]:
+                                l1_port[_u(c)] = tf + port_step
                         else:
                             tf = t
                         if tf > done_j:
@@ -491,9 +503,9 @@ def run_kernel(
                 if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
                     pi = streaming.find(pend, pend_n, c, line, k)
                     if pi >= 0:
-                        tf = pend_t[c, pi]
-                        if pend[c, pi, 3] < l1_max_merge:
-                            pend[c, pi, 3] += 1
+                        tf = pend_t[_u(c), _u(pi)]
+                        if pend[_u(c), _u(pi), 3] < l1_max_merge:
+                            pend[_u(c), _u(pi), 3] += 1
                             n_pend += 1
                         else:  # merge slots full: waits for the fill, then hits
                             n_hit += 1
@@ -502,33 +514,33 @@ def run_kernel(
                         continue
                 # miss: a new MSHR entry; when all are in flight, wait for the oldest
                 n_miss += 1
-                h = mshr_head[c]
+                h = mshr_head[_u(c)]
                 t_eff = t
-                if mshr_ring[c, h] > t_eff:
-                    t_eff = mshr_ring[c, h]
+                if mshr_ring[_u(c), _u(h)] > t_eff:
+                    t_eff = mshr_ring[_u(c), _u(h)]
                 if w < 0 and not on_fill:
                     w, t_free = victim(l1_tags, l1_lru, l1_fill, c, s1, t_eff)
                     if t_free > t_eff:
                         t_eff = t_free
-                    l1_tags[c, s1, w] = line
-                    l1_valid[c, s1, w] = 0
+                    l1_tags[_u(c), _u(s1), _u(w)] = line
+                    l1_valid[_u(c), _u(s1), _u(w)] = 0
                     for q in range(l1_fill.shape[3]):
-                        l1_fill[c, s1, w, q] = -np.inf
-                        l1_merges[c, s1, w, q] = 0
+                        l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
+                        l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
                 if not on_fill:
-                    l1_lru[c, s1, w] = stamp[0]
-                    l1_valid[c, s1, w] |= bit
-                    l1_merges[c, s1, w, k] = 1  # counts the miss itself, see below
-                if t_eff > t and t_eff + port_step > l1_port[c]:  # blocking cache
-                    l1_port[c] = t_eff + port_step
+                    l1_lru[_u(c), _u(s1), _u(w)] = stamp[0]
+                    l1_valid[_u(c), _u(s1), _u(w)] |= bit
+                    l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # counts the miss itself, see below
+                if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
+                    l1_port[_u(c)] = t_eff + port_step
                 # its L2 bank's port serves one request per bank_step cycles (FIFO)
-                if bank_free[b] > t_eff:
-                    t_eff = bank_free[b]
-                bank_free[b] = t_eff + bank_step
+                if bank_free[_u(b)] > t_eff:
+                    t_eff = bank_free[_u(b)]
+                bank_free[_u(b)] = t_eff + bank_step
                 # the reply leaves at the SM's NoC share (reply bandwidth)
-                if noc_free[c] > t_eff:
-                    t_eff = noc_free[c]
-                noc_free[c] = t_eff + noc_step
+                if noc_free[_u(c)] > t_eff:
+                    t_eff = noc_free[_u(c)]
+                noc_free[_u(c)] = t_eff + noc_step
                 # fetch from the L2: the whole line (non-sectored L1) or sector k
                 ready = t_eff
                 for q in range(nq2):  # sector 0 stands for the line when not sectored
@@ -556,12 +568,12 @@ def run_kernel(
                         l1_valid, l1_fill, l1_merges, stamp,
                     )  # fmt: skip
                 else:
-                    l1_fill[c, s1, w, k] = fill_t
-                mshr_ring[c, h] = fill_t
-                mshr_head[c] = h + 1 if h + 1 < n_mshr else 0  # (h + 1) % n_mshr
+                    l1_fill[_u(c), _u(s1), _u(w), _u(k)] = fill_t
+                mshr_ring[_u(c), _u(h)] = fill_t
+                mshr_head[_u(c)] = h + 1 if h + 1 < n_mshr else 0  # (h + 1) % n_mshr
                 if fill_t > done_j:
                     done_j = fill_t
-        i_done[j] = done_j + l1_lat
+        i_done[_u(j)] = done_j + l1_lat
         cnt[C_L1_RD] += n_acc - n_wr
         cnt[C_L1_RD_HIT] += n_hit
         cnt[C_L1_RD_PEND] += n_pend
@@ -571,12 +583,12 @@ def run_kernel(
         cnt[C_L2_MISS] += n_l2m
         cnt[C_L2_RD] += n_l2rd
         cnt[C_L2_RD_MISS] += n_l2rdm
-        per_inst[j, I_L1_ACC] += n_acc
-        per_inst[j, I_L1_HIT] += n_hit
-        per_inst[j, I_L1_PEND] += n_pend
-        per_inst[j, I_L1_MISS] += n_miss
-        per_inst[j, I_L2_ACC] += n_l2
-        per_inst[j, I_L2_MISS] += n_l2m
+        per_inst[_u(j), I_L1_ACC] += n_acc
+        per_inst[_u(j), I_L1_HIT] += n_hit
+        per_inst[_u(j), I_L1_PEND] += n_pend
+        per_inst[_u(j), I_L1_MISS] += n_miss
+        per_inst[_u(j), I_L2_ACC] += n_l2
+        per_inst[_u(j), I_L2_MISS] += n_l2m
 
 
 # The timed driver lives in this module, beside run_kernel, so that numba's on-disk
@@ -591,7 +603,7 @@ def _earlier(clock: np.ndarray, a: np.int64, b: np.int64) -> np.int64:
         return b
     if b < 0:
         return a
-    if clock[b] < clock[a] or (clock[b] == clock[a] and b < a):
+    if clock[_u(b)] < clock[_u(a)] or (clock[_u(b)] == clock[_u(a)] and b < a):
         return b
     return a
 
@@ -601,7 +613,7 @@ def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
     """Re-run the matches above leaf ``v`` after its SM's clock changed."""
     v //= 2
     while v >= 1:
-        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
+        tree[_u(v)] = _earlier(clock, tree[_u(2 * v)], tree[_u(2 * v + 1)])
         v //= 2
 
 
@@ -729,15 +741,15 @@ def _timed_loop(
         if prev >= 0:  # only the SM of the last step changed its clock
             _update(tree, clock, leaves + prev)
         sm = tree[1]
-        if sm < 0 or not clock[sm] < np.inf:
+        if sm < 0 or not clock[_u(sm)] < np.inf:
             break
         prev = sm
-        g = cur[sm]
-        t = clock[sm]
+        g = cur[_u(sm)]
+        t = clock[_u(sm)]
         pick = -1
         soonest = np.inf
-        for p in range(grp_ptr[g], grp_ptr[g + 1]):  # oldest ready warp
-            r = ready[p]  # inf: finished (t < inf)
+        for p in range(grp_ptr[_u(g)], grp_ptr[_u(g + 1)]):  # oldest ready warp
+            r = ready[_u(p)]  # inf: finished (t < inf)
             if r <= t:
                 pick = p
                 break
@@ -745,54 +757,54 @@ def _timed_loop(
                 soonest = r
         if pick < 0:
             if soonest < np.inf:
-                clock[sm] = soonest
+                clock[_u(sm)] = soonest
                 continue
             # wave finished: the next one starts when its last warp has finished
-            t = max(t, wave_end[sm])
+            t = max(t, wave_end[_u(sm)])
             if t > end:
                 end = t
-            if g == last[sm]:
-                clock[sm] = np.inf
+            if g == last[_u(sm)]:
+                clock[_u(sm)] = np.inf
                 continue
             g += 1
-            while grp_sm[g] != sm:
+            while grp_sm[_u(g)] != sm:
                 g += 1
-            cur[sm] = g
-            for p in range(grp_ptr[g], grp_ptr[g + 1]):
-                if nxt[p] < wend[p]:
-                    ready[p] = t
-            clock[sm] = t
+            cur[_u(sm)] = g
+            for p in range(grp_ptr[_u(g)], grp_ptr[_u(g + 1)]):
+                if nxt[_u(p)] < wend[_u(p)]:
+                    ready[_u(p)] = t
+            clock[_u(sm)] = t
             continue
-        gs = nxt[pick]
+        gs = nxt[_u(pick)]
         sready = t
-        for i in range(seg_first[gs], seg_first[gs + 1]):
-            m = inst_mem[i]
+        for i in range(seg_first[_u(gs)], seg_first[_u(gs + 1)]):
+            m = inst_mem[_u(i)]
             if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
-                h = lsq_head[sm]
-                if lsq[sm, h] > t:
-                    t = lsq[sm, h]
-                lsq[sm, h] = l1_port[sm] if l1_port[sm] > t else t
-                lsq_head[sm] = h + 1 if h + 1 < ldst_queue else 0
+                h = lsq_head[_u(sm)]
+                if lsq[_u(sm), _u(h)] > t:
+                    t = lsq[_u(sm), _u(h)]
+                lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
+                lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
                 if m == -2:  # shared memory / constant: one cycle of the unit
-                    l1_port[sm] = lsq[sm, h] + 1.0
+                    l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
             if m >= 0:
-                i_time[m] = t
+                i_time[_u(m)] = t
                 one[0] = m
                 run_kernel(one, i_sm, i_time, cache_args)  # inlined
-                proc[n_proc] = m
+                proc[_u(n_proc)] = m
                 n_proc += 1
-                if mem_is_load[m] and i_done[m] > sready:
-                    sready = i_done[m]
+                if mem_is_load[_u(m)] and i_done[_u(m)] > sready:
+                    sready = i_done[_u(m)]
             t += issue_cost
-        clock[sm] = t
+        clock[_u(sm)] = t
         if t > sready:
             sready = t
-        ready[pick] = sready
-        if sready > wave_end[sm]:
-            wave_end[sm] = sready
-        nxt[pick] += 1
-        if nxt[pick] >= wend[pick]:
-            ready[pick] = np.inf
+        ready[_u(pick)] = sready
+        if sready > wave_end[_u(sm)]:
+            wave_end[_u(sm)] = sready
+        nxt[_u(pick)] += 1
+        if nxt[_u(pick)] >= wend[_u(pick)]:
+            ready[_u(pick)] = np.inf
     return end
 
 

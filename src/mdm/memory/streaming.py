@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from mdm.memory import _core  # module, not names: _core imports this module
+from mdm.memory._index import u as _u
 
 _KEYS = 3  # offset of the hash's keys in a row of ``pend_n``
 
@@ -59,10 +60,10 @@ def _home(key: np.int64, nb: np.int64) -> np.int64:
 @njit(cache=True, _nrt=False)
 def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
     """Bucket of ``key`` in SM ``c``'s hash, or -1."""
-    nb = pend_n[c, 1]
+    nb = pend_n[_u(c), 1]
     h = _home(key, nb)
-    while pend_n[c, _KEYS + h] >= 0:
-        if pend_n[c, _KEYS + h] == key:
+    while pend_n[_u(c), _u(_KEYS + h)] >= 0:
+        if pend_n[_u(c), _u(_KEYS + h)] == key:
             return h
         h = (h + 1) & (nb - 1)
     return -1
@@ -70,23 +71,23 @@ def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
 
 @njit(cache=True, _nrt=False)
 def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) -> None:
-    nb = pend_n[c, 1]
+    nb = pend_n[_u(c), 1]
     h = _home(key, nb)
-    while pend_n[c, _KEYS + h] >= 0:
+    while pend_n[_u(c), _u(_KEYS + h)] >= 0:
         h = (h + 1) & (nb - 1)
-    pend_n[c, _KEYS + h] = key
-    pend_n[c, _KEYS + nb + h] = slot
+    pend_n[_u(c), _u(_KEYS + h)] = key
+    pend_n[_u(c), _u(_KEYS + nb + h)] = slot
 
 
 @njit(cache=True, _nrt=False)
 def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
     """Empty bucket ``h``, shifting back the entries of its probe run."""
-    nb = pend_n[c, 1]
+    nb = pend_n[_u(c), 1]
     i = h
     j = h
     while True:
         j = (j + 1) & (nb - 1)
-        kj = pend_n[c, _KEYS + j]
+        kj = pend_n[_u(c), _u(_KEYS + j)]
         if kj < 0:
             break
         home = _home(kj, nb)
@@ -96,18 +97,18 @@ def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
         else:
             stays = home > i or home <= j
         if not stays:
-            pend_n[c, _KEYS + i] = kj
-            pend_n[c, _KEYS + nb + i] = pend_n[c, _KEYS + nb + j]
+            pend_n[_u(c), _u(_KEYS + i)] = kj
+            pend_n[_u(c), _u(_KEYS + nb + i)] = pend_n[_u(c), _u(_KEYS + nb + j)]
             i = j
-    pend_n[c, _KEYS + i] = -1
+    pend_n[_u(c), _u(_KEYS + i)] = -1
 
 
 @njit(cache=True, inline="always")
 def _before(pend: np.ndarray, pend_t: np.ndarray, c: np.int64, a: np.int64, b: np.int64) -> bool:
     """Slot ``a`` fills before slot ``b``: earlier time, then earlier insertion."""
-    ta = pend_t[c, a]
-    tb = pend_t[c, b]
-    return ta < tb or (ta == tb and pend[c, a, 4] < pend[c, b, 4])
+    ta = pend_t[_u(c), _u(a)]
+    tb = pend_t[_u(c), _u(b)]
+    return ta < tb or (ta == tb and pend[_u(c), _u(a), 4] < pend[_u(c), _u(b), 4])
 
 
 @njit(cache=True, _nrt=False)
@@ -124,12 +125,12 @@ def _heap_push(
     i = n
     while i > 0:
         parent = (i - 1) >> 1
-        ps = pend_n[c, base + parent]
+        ps = pend_n[_u(c), _u(base + parent)]
         if not _before(pend, pend_t, c, slot, ps):
             break
-        pend_n[c, base + i] = ps
+        pend_n[_u(c), _u(base + i)] = ps
         i = parent
-    pend_n[c, base + i] = slot
+    pend_n[_u(c), _u(base + i)] = slot
 
 
 @njit(cache=True, _nrt=False)
@@ -142,26 +143,26 @@ def _heap_pop(
     n: np.int64,
 ) -> np.int64:
     """Remove and return the earliest slot of the heap holding ``n`` (> 0) slots."""
-    top = pend_n[c, base]
+    top = pend_n[_u(c), _u(base)]
     n -= 1
     if n > 0:
-        last = pend_n[c, base + n]
+        last = pend_n[_u(c), _u(base + n)]
         i = 0
         while True:
             ch = 2 * i + 1
             if ch >= n:
                 break
-            cs = pend_n[c, base + ch]
+            cs = pend_n[_u(c), _u(base + ch)]
             if ch + 1 < n:
-                rs = pend_n[c, base + ch + 1]
+                rs = pend_n[_u(c), _u(base + ch + 1)]
                 if _before(pend, pend_t, c, rs, cs):
                     ch += 1
                     cs = rs
             if not _before(pend, pend_t, c, cs, last):
                 break
-            pend_n[c, base + i] = cs
+            pend_n[_u(c), _u(base + i)] = cs
             i = ch
-        pend_n[c, base + i] = last
+        pend_n[_u(c), _u(base + i)] = last
     return top
 
 
@@ -170,9 +171,9 @@ def _lru_way(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.
     """An invalid way, else the least recently used one (nothing is ever reserved)."""
     best = 0
     for w in range(tags.shape[2]):
-        if tags[c, s, w] < 0:
+        if tags[_u(c), _u(s), _u(w)] < 0:
             return w
-        if lru[c, s, w] < lru[c, s, best]:
+        if lru[_u(c), _u(s), _u(w)] < lru[_u(c), _u(s), _u(best)]:
             best = w
     return best
 
@@ -192,30 +193,30 @@ def _apply_first(
 ) -> None:
     """Fill SM ``c``'s earliest entry into the cache and free its slot."""
     p = pend.shape[1]
-    nb = pend_n[c, 1]
+    nb = pend_n[_u(c), 1]
     heap = _KEYS + 2 * nb
     free = heap + p
-    n = pend_n[c, 0]
+    n = pend_n[_u(c), 0]
     i = _heap_pop(pend, pend_t, pend_n, c, heap, n)
-    line = pend[c, i, 0]
-    s = pend[c, i, 1]
-    k = pend[c, i, 2]
+    line = pend[_u(c), _u(i), 0]
+    s = pend[_u(c), _u(i), 1]
+    k = pend[_u(c), _u(i), 2]
     w = _core.find_way(tags, c, s, line)
     if w < 0:
         w = _lru_way(tags, lru, c, s)
-        tags[c, s, w] = line
-        valid[c, s, w] = 0
+        tags[_u(c), _u(s), _u(w)] = line
+        valid[_u(c), _u(s), _u(w)] = 0
         for q in range(fill.shape[3]):
-            fill[c, s, w, q] = -np.inf
-            merges[c, s, w, q] = 0
+            fill[_u(c), _u(s), _u(w), _u(q)] = -np.inf
+            merges[_u(c), _u(s), _u(w), _u(q)] = 0
     stamp[0] += 1
-    lru[c, s, w] = stamp[0]
-    valid[c, s, w] |= np.uint32(1) << np.uint32(k)
+    lru[_u(c), _u(s), _u(w)] = stamp[0]
+    valid[_u(c), _u(s), _u(w)] |= np.uint32(1) << np.uint32(k)
     _h_delete(pend_n, c, _h_find(pend_n, c, line * 32 + k))
-    pend_n[c, free + p - n] = i  # push the slot on the free stack
+    pend_n[_u(c), _u(free + p - n)] = i  # push the slot on the free stack
     n -= 1
-    pend_n[c, 0] = n
-    pend_t[c, p] = pend_t[c, pend_n[c, heap]] if n > 0 else np.inf
+    pend_n[_u(c), 0] = n
+    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])] if n > 0 else np.inf
 
 
 @njit(cache=True, _nrt=False)
@@ -234,7 +235,7 @@ def drain(
 ) -> None:
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
     p = pend_t.shape[1] - 1
-    while pend_t[c, p] <= t and pend_n[c, 0] > 0:  # earliest fill time (inf: empty)
+    while pend_t[_u(c), _u(p)] <= t and pend_n[_u(c), 0] > 0:  # earliest fill time (inf: empty)
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
 
 
@@ -246,7 +247,7 @@ def find(
     h = _h_find(pend_n, c, line * 32 + k)
     if h < 0:
         return -1
-    return pend_n[c, _KEYS + pend_n[c, 1] + h]
+    return pend_n[_u(c), _u(_KEYS + pend_n[_u(c), 1] + h)]
 
 
 @njit(cache=True, _nrt=False)
@@ -268,22 +269,22 @@ def add(
 ) -> None:
     """Record a new in-flight fill (sector ``k`` of ``line`` in set ``s``) arriving at ``tf``."""
     p = pend.shape[1]
-    if pend_n[c, 0] == p:  # full: the earliest fill completes first
+    if pend_n[_u(c), 0] == p:  # full: the earliest fill completes first
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
-    nb = pend_n[c, 1]
+    nb = pend_n[_u(c), 1]
     heap = _KEYS + 2 * nb
     free = heap + p
-    n = pend_n[c, 0]
-    i = pend_n[c, free + p - n - 1]  # pop a free slot
-    seq = pend_n[c, 2]
-    pend_n[c, 2] = seq + 1
-    pend[c, i, 0] = line
-    pend[c, i, 1] = s
-    pend[c, i, 2] = k
-    pend[c, i, 3] = 0
-    pend[c, i, 4] = seq
-    pend_t[c, i] = tf
+    n = pend_n[_u(c), 0]
+    i = pend_n[_u(c), _u(free + p - n - 1)]  # pop a free slot
+    seq = pend_n[_u(c), 2]
+    pend_n[_u(c), 2] = seq + 1
+    pend[_u(c), _u(i), 0] = line
+    pend[_u(c), _u(i), 1] = s
+    pend[_u(c), _u(i), 2] = k
+    pend[_u(c), _u(i), 3] = 0
+    pend[_u(c), _u(i), 4] = seq
+    pend_t[_u(c), _u(i)] = tf
     _heap_push(pend, pend_t, pend_n, c, i, heap, n)
-    pend_n[c, 0] = n + 1
+    pend_n[_u(c), 0] = n + 1
     _h_insert(pend_n, c, line * 32 + k, i)
-    pend_t[c, p] = pend_t[c, pend_n[c, heap]]
+    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])]
