@@ -818,3 +818,40 @@ def pc_sums(per_inst: np.ndarray, pc_pos: np.ndarray, n_pc: int) -> np.ndarray:
         for f in range(per_inst.shape[1]):
             out[p, f] += per_inst[i, f]
     return out
+
+
+@njit(cache=True)
+def gather_requests(
+    rel: np.ndarray,
+    req_ptr: np.ndarray,
+    line: np.ndarray,
+    mask: np.ndarray,
+    full: np.ndarray,
+    bank: np.ndarray,
+    l2set: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR requests (and their bank and set) with instruction ``i`` taking the
+    requests of instruction ``rel[i]``: one pass, no index temporaries (a sweep's
+    second simulation of a layout stores its inputs in the observed issue order)."""
+    m = rel.shape[0]
+    ptr = np.zeros(m + 1, np.int64)
+    for i in range(m):
+        j = rel[_u(i)]
+        ptr[_u(i + 1)] = ptr[_u(i)] + req_ptr[_u(j + 1)] - req_ptr[_u(j)]
+    n = ptr[_u(m)]
+    o_line = np.empty(n, line.dtype)
+    o_mask = np.empty(n, mask.dtype)
+    o_full = np.empty(n, full.dtype)
+    o_bank = np.empty(n, bank.dtype)
+    o_set = np.empty(n, l2set.dtype)
+    for i in range(m):
+        j = rel[_u(i)]
+        q = ptr[_u(i)]
+        for p in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
+            o_line[_u(q)] = line[_u(p)]
+            o_mask[_u(q)] = mask[_u(p)]
+            o_full[_u(q)] = full[_u(p)]
+            o_bank[_u(q)] = bank[_u(p)]
+            o_set[_u(q)] = l2set[_u(p)]
+            q += 1
+    return ptr, o_line, o_mask, o_full, o_bank, o_set

@@ -421,19 +421,14 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     now at position ``rel[i]`` (per-instruction and per-request arrays gathered)."""
     m = rel.shape[0]
     r = ki.reqs
-    n_req = np.diff(r.req_ptr)[rel]
-    req_ptr = np.zeros(m + 1, np.int64)
-    np.cumsum(n_req, out=req_ptr[1:])
-    ridx = np.repeat(r.req_ptr[:-1][rel] - req_ptr[:-1], n_req) + np.arange(req_ptr[-1])
-    ki.reqs = CoalescedRequests(
-        inst=r.inst,
-        req_ptr=req_ptr,
-        req_line=r.req_line[ridx],
-        req_mask=r.req_mask[ridx],
-        req_full=r.req_full[ridx],
+    req_ptr, line, mask, full, bank, l2set = _core.gather_requests(
+        rel, r.req_ptr, r.req_line, r.req_mask, r.req_full, ki.bank, ki.l2set
     )
-    ki.bank = ki.bank[ridx]
-    ki.l2set = ki.l2set[ridx]
+    ki.reqs = CoalescedRequests(
+        inst=r.inst, req_ptr=req_ptr, req_line=line, req_mask=mask, req_full=full
+    )
+    ki.bank = bank
+    ki.l2set = l2set
     ki.kinds = ki.kinds[rel]
     ki.perm = rel if ki.perm is None else ki.perm[rel]
     ki.i_sm = ki.is_load = ki.pc_pos = None
