@@ -278,7 +278,7 @@ def _stream_slow(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(1, 5), st.integers(0, 23), st.integers(0, 3)), max_size=150),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 23), st.integers(0, 3)), max_size=150),
     st.integers(1, 3),
     st.integers(1, 3),
     st.sampled_from([1, 3, 8, 1024]),
@@ -287,9 +287,10 @@ def test_streaming_l1_matches_plain_python(
     steps: list[tuple[int, int, int]], ways: int, merge: int, cap: int
 ) -> None:
     """Same outcomes and final contents; ``cap`` small exercises the full table and the
-    hash's collisions and backward-shift deletions."""
+    hash's collisions and backward-shift deletions; ``dt = 0`` gives equal fill times,
+    applied in insertion order (the heap's tie rule)."""
     t, acc = 0.0, []
-    for dt, line, k in steps:  # increasing times: distinct fill times, no ties
+    for dt, line, k in steps:  # non-decreasing times
         t += dt
         acc.append((t, line, k))
     fast = _stream_fast(acc, 2, ways, 7.5, merge, cap)

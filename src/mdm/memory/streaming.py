@@ -15,9 +15,9 @@ nothing to fill costs O(1). Row ``pend_n[c]`` holds, in order: the entries in us
 ``H``, the next ``seq``; an open-addressing hash (linear probing, backward-shift
 deletion) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H`` keys, -1 =
 empty, then ``H`` slots); a binary min-heap of the slots in use ordered by (fill time,
-insertion ``seq``); the stack of free slots (:func:`new_table` sizes it). Before a read at time ``t`` the fills with
-time ``<= t`` are applied in that order (:func:`drain`); a full table applies its
-earliest fill first (the MSHR ring of the caller already delays a miss until the oldest
+insertion ``seq``); the stack of free slots (:func:`new_table` sizes it). Before a
+read at time ``t`` the fills with time ``<= t`` are applied in that order
+(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the caller already delays a miss until the oldest
 entry completes, so this only reorders equal-time events). Every fill is the heap's
 minimum when it is applied, so an SM with hundreds of MSHR entries (Volta: 256-512)
 pays O(log P) per fill, not a scan of the table.
