@@ -42,8 +42,9 @@ Model (all choices the papers leave open are listed here):
   ``L_MinLLC``), plus, for an L2 miss, its DRAM channel's queue and ``dram latency``
   (``L_MinDRAM``): replies to an SM are limited to its share
   ``GPUConfig.noc_gbps(active SMs) / active SMs`` (NoC bandwidth, SM port, FIFO-crossbar
-  head-of-line blocking; a line, or a sector when the L1 is sectored, per reply) and DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per
-  channel (L2 bank ``b`` -> channel ``b * channels // banks``). Before the reply
+  head-of-line blocking; a line, or a sector when the L1 is sectored, per reply) and
+  DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per channel (L2 bank
+  ``b`` -> channel ``b * channels // banks``). Before the reply
   share, a miss queues at its L2 bank's port (FIFO in simulation order): the port
   serves one miss per :func:`_l2_port_cycles` (a reply of a line, or sector when
   sectored, at ``noc.sm_port_gbps``, one packet per interconnect cycle per port;
@@ -127,8 +128,9 @@ def cache_key(gpu: GPUConfig) -> tuple:
     The simulation is timed (hit vs pending hit vs miss depends on when fills return),
     so the key holds everything that sets those times: the core clock, the L1 pipeline
     latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share,
-    L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth and channels (queueing); a sweep over DRAM or NoC bandwidth
-    therefore needs one simulation per point. ``dram.atom_bytes`` is not included
+    L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth
+    and channels (queueing); a sweep over DRAM or NoC bandwidth therefore needs one
+    simulation per point. ``dram.atom_bytes`` is not included
     (results are in bytes).
     """
     sm, l1, l2 = gpu.sm, gpu.l1, gpu.l2

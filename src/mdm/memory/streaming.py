@@ -17,8 +17,9 @@ deletion) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H`` keys, 
 empty, then ``H`` slots); a binary min-heap of the slots in use ordered by (fill time,
 insertion ``seq``); the stack of free slots (:func:`new_table` sizes it). Before a
 read at time ``t`` the fills with time ``<= t`` are applied in that order
-(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the caller already delays a miss until the oldest
-entry completes, so this only reorders equal-time events). Every fill is the heap's
+(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
+caller already delays a miss until the oldest entry completes, so this only reorders
+equal-time events). Every fill is the heap's
 minimum when it is applied, so an SM with hundreds of MSHR entries (Volta: 256-512)
 pays O(log P) per fill, not a scan of the table.
 """
@@ -101,6 +102,13 @@ def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
             pend_n[_u(c), _u(_KEYS + nb + i)] = pend_n[_u(c), _u(_KEYS + nb + j)]
             i = j
     pend_n[_u(c), _u(_KEYS + i)] = -1
+
+
+@njit(cache=True, inline="always")
+def _heap_at(pend_n: np.ndarray, c: np.int64) -> np.int64:
+    """Offset of SM ``c``'s heap in its ``pend_n`` row (after the hash's ``2H`` cells);
+    the free-slot stack starts ``P`` cells later."""
+    return _KEYS + 2 * pend_n[_u(c), 1]
 
 
 @njit(cache=True, inline="always")
@@ -193,8 +201,7 @@ def _apply_first(
 ) -> None:
     """Fill SM ``c``'s earliest entry into the cache and free its slot."""
     p = pend.shape[1]
-    nb = pend_n[_u(c), 1]
-    heap = _KEYS + 2 * nb
+    heap = _heap_at(pend_n, c)
     free = heap + p
     n = pend_n[_u(c), 0]
     i = _heap_pop(pend, pend_t, pend_n, c, heap, n)
@@ -271,8 +278,7 @@ def add(
     p = pend.shape[1]
     if pend_n[_u(c), 0] == p:  # full: the earliest fill completes first
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
-    nb = pend_n[_u(c), 1]
-    heap = _KEYS + 2 * nb
+    heap = _heap_at(pend_n, c)
     free = heap + p
     n = pend_n[_u(c), 0]
     i = pend_n[_u(c), _u(free + p - n - 1)]  # pop a free slot
