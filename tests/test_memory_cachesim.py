@@ -268,6 +268,84 @@ def test_way_search_and_victim_match_the_rule_at_any_associativity(data: st.Data
     assert (int(got[0]), float(got[1])) == _victim_rule(tags, lru, fill, t)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([_core._SCAN_WAYS + 1, 24]),
+    st.lists(
+        st.tuples(
+            st.integers(0, 1),
+            st.integers(0, 40),
+            st.sampled_from([0.0, 0.5, 2.0, 9.0]),
+            st.sampled_from([5.0, 400.0]),  # fill latency: often still in flight at eviction
+        ),
+        min_size=20,
+        max_size=300,
+    ),
+)
+def test_way_index_gives_the_scans_answers(
+    nw: int, steps: list[tuple[int, int, float, float]]
+) -> None:
+    """The way index of wide sets (line -> way hash, LRU list) answers every lookup
+    and victim exactly as the scans of the same state do, through hits, allocations
+    over reserved ways (fills in flight) and the hash's backward-shift deletions."""
+    sets, ns = 2, 2
+    tags = np.full((1, sets, nw), -1, np.int64)
+    lru = np.zeros((1, sets, nw), np.int64)
+    fill = np.full((1, sets, nw, ns), -np.inf)
+    ix = _core.new_way_index(1, sets, nw)
+    assert ix.shape[2] > 0
+    t, stamp = 0.0, 0
+    for s, x, dt, lat in steps:
+        t += dt
+        line = 2 * x + s  # a line of set s
+        stamp += 1
+        w = _core.way_of(tags, ix, 0, s, line)
+        assert w == _core.find_way(tags, 0, s, line)
+        if w < 0:
+            got = _core.victim_ix(tags, lru, fill, ix, 0, s, t)
+            assert got == _core.victim(tags, lru, fill, 0, s, t)
+            assert (
+                _core.lru_way(tags, lru, ix, 0, s)
+                == _victim_rule(tags[0, s], lru[0, s], np.full((nw, ns), -np.inf), t)[0]
+            )
+            w = int(got[0])
+            _core.set_tag(tags, ix, 0, s, w, line)
+            fill[0, s, w, x % ns] = max(t, got[1]) + lat
+        _core.use_way(lru, ix, 0, s, w, stamp)
+    for s in range(sets):  # the hash holds exactly the valid lines
+        for w in range(nw):
+            if tags[0, s, w] >= 0:
+                assert _core.way_of(tags, ix, 0, s, int(tags[0, s, w])) == w
+
+
+def _colliding_lines(nb: int, n: int) -> list[int]:
+    """``n`` lines whose home buckets (of ``nb``) are 0, 1 or 2: long probe runs."""
+    out, x = [], 0
+    while len(out) < n:
+        if _core._bucket0(x, nb) < 3:
+            out.append(x)
+        x += 1
+    return out
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 16), st.integers(0, 39)), max_size=200))
+def test_way_index_hash_survives_colliding_lines(steps: list[tuple[int, int]]) -> None:
+    """Lines that all hash to three neighbouring buckets, put in random ways (each
+    replacement deletes the way's old line): every line stays findable, and no other."""
+    nw = _core._SCAN_WAYS + 1
+    ix = _core.new_way_index(1, 1, nw)
+    pool = _colliding_lines(ix.shape[2] - 2 * nw - 2, 40)
+    tags = np.full((1, 1, nw), -1, np.int64)
+    for w, p in steps:
+        line = pool[p]
+        if _core.way_of(tags, ix, 0, 0, line) >= 0:
+            continue  # a line is in at most one way
+        _core.set_tag(tags, ix, 0, 0, w, line)
+        for q in pool:
+            assert _core.way_of(tags, ix, 0, 0, q) == _core.find_way(tags, 0, 0, q)
+
+
 # ------------------------------------------------------------- properties
 def _read_stream_kernel(lines: list[int]) -> KernelTrace:
     return make_kernel([(LD, [128 * x] * 32, 4) for x in lines])

@@ -202,14 +202,15 @@ def _stream_fast(
     merges = np.zeros((1, sets, ways, 4), np.int32)
     stamp = np.zeros(1, np.int64)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
+    ix = _core.new_way_index(1, sets, ways)
     out = []
     for t, line, k in acc:
         s = line % sets
-        streaming.drain(pend, pend_t, pend_n, 0, t, tags, lru, valid, fill, merges, stamp)
+        streaming.drain(pend, pend_t, pend_n, 0, t, tags, lru, valid, fill, merges, ix, stamp)
         stamp[0] += 1
-        w = _core.find_way(tags, 0, s, line)
+        w = _core.way_of(tags, ix, 0, s, line)
         if w >= 0 and valid[0, s, w] >> k & 1:
-            lru[0, s, w] = stamp[0]
+            _core.use_way(lru, ix, 0, s, w, stamp[0])
             out.append("hit")
             continue
         i = streaming.find(pend, pend_n, 0, line, k)
@@ -222,9 +223,9 @@ def _stream_fast(
             continue
         out.append("miss")
         streaming.add(
-            pend, pend_t, pend_n, 0, line, s, k, t + lat, tags, lru, valid, fill, merges, stamp
+            pend, pend_t, pend_n, 0, line, s, k, t + lat, tags, lru, valid, fill, merges, ix, stamp
         )
-    streaming.drain(pend, pend_t, pend_n, 0, np.inf, tags, lru, valid, fill, merges, stamp)
+    streaming.drain(pend, pend_t, pend_n, 0, np.inf, tags, lru, valid, fill, merges, ix, stamp)
     final = {(s, int(x)) for s in range(sets) for x in tags[0, s] if x >= 0}
     return out, final
 
@@ -278,8 +279,8 @@ def _stream_slow(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 23), st.integers(0, 3)), max_size=150),
-    st.integers(1, 3),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 63), st.integers(0, 3)), max_size=150),
+    st.sampled_from([1, 2, 3, _core._SCAN_WAYS + 1, _core._SCAN_WAYS + 4]),  # wide: way index
     st.integers(1, 3),
     st.sampled_from([1, 3, 8, 1024]),
 )

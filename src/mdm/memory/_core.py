@@ -135,6 +135,17 @@ def victim(
             free = False
     if free:
         return lo, t
+    return _victim_reserved(lru, fill, c, s, t)
+
+
+@njit(cache=True, inline="always")
+def _victim_reserved(
+    lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
+) -> tuple[np.int64, float]:
+    """:func:`victim` when the set's LRU way has a fill in flight at ``t``: the least
+    recently used way with none, else the way that frees first (and when)."""
+    nw = lru.shape[2]
+    ns = fill.shape[3]
     best = -1
     best_lru = np.int64(0)
     soon = -1
@@ -154,6 +165,154 @@ def victim(
     if best >= 0:
         return best, t
     return soon, soon_t
+
+
+# ---- way index of wide sets (Volta-class L1s: 4 sets x 256 ways) ----------------------
+#
+# ``ix[C, S, X]`` (int16, or int32 past 16,383 ways) beside ``tags``: for each set, a
+# doubly linked list of its ``W`` ways in LRU order (``ix[..., w]`` next, ``ix[..., W+1+w]``
+# previous, ``W`` the list's sentinel: ``ix[..., W]`` is the least recently used way,
+# ``ix[..., 2W+1]`` the most) and an open-addressing hash of ``NB`` buckets (a power of
+# two >= 2W; linear probing, backward-shift deletion) from the line to its way (-1
+# empty; the key is read back from ``tags``). ``X = 0`` (sets of at most ``_SCAN_WAYS``
+# ways) switches the index off and the scans above are used. The list stays in the order
+# of the ``lru`` stamps because every stamp written is a fresh maximum and ways are only
+# invalid before their first use (the L1s are flushed per kernel, the list starts as
+# ways 0, 1, ... W-1): so its head is :func:`victim`'s "first invalid way, else the least
+# stamp", and lookups and victims cost O(1) instead of O(W).
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+def new_way_index(n_caches: int, sets: int, ways: int) -> np.ndarray:
+    """An empty way index for ``n_caches`` caches of ``sets`` x ``ways`` (see above)."""
+    if ways <= _SCAN_WAYS:
+        return np.zeros((n_caches, sets, 0), np.int16)
+    nb = 1
+    while nb < 2 * ways:
+        nb *= 2
+    ix = np.full((n_caches, sets, 2 * ways + 2 + nb), -1, np.int16 if ways < 2**14 else np.int32)
+    ix[:, :, : ways + 1] = np.roll(np.arange(ways + 1), -1)  # next: w -> w + 1, W -> 0
+    ix[:, :, ways + 1 : 2 * ways + 2] = np.roll(np.arange(ways + 1), 1)  # prev
+    return ix
+
+
+@njit(cache=True, inline="always")
+def _bucket0(line: np.int64, nb: np.int64) -> np.int64:
+    """Home bucket of ``line`` (Fibonacci hashing: the product's bits 32 and up)."""
+    return np.int64(((np.uint64(line) * _HASH_MUL) >> np.uint64(32)) & np.uint64(nb - 1))
+
+
+@njit(cache=True, inline="always")
+def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.int64:
+    """The way of set ``s`` of cache ``c`` holding ``line``, or -1 (:func:`find_way`)."""
+    if ix.shape[2] == 0:
+        return find_way(tags, c, s, line)
+    base = 2 * tags.shape[2] + 2
+    m = ix.shape[2] - base - 1
+    h = _bucket0(line, m + 1)
+    while True:
+        w = np.int64(ix[_u(c), _u(s), _u(base + h)])
+        if w < 0:
+            return -1
+        if tags[_u(c), _u(s), _u(w)] == line:
+            return w
+        h = (h + 1) & m
+
+
+@njit(cache=True, inline="always")
+def set_tag(
+    tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, w: np.int64, line: np.int64
+) -> None:
+    """Put ``line`` in way ``w`` (replacing its line) and update the hash."""
+    if ix.shape[2] == 0:
+        tags[_u(c), _u(s), _u(w)] = line
+        return
+    base = 2 * tags.shape[2] + 2
+    m = ix.shape[2] - base - 1
+    old = tags[_u(c), _u(s), _u(w)]
+    if old >= 0:  # delete: find w's bucket, then shift later entries of its run back
+        i = _bucket0(old, m + 1)
+        while ix[_u(c), _u(s), _u(base + i)] != w:
+            i = (i + 1) & m
+        j = i
+        while True:
+            j = (j + 1) & m
+            e = np.int64(ix[_u(c), _u(s), _u(base + j)])
+            if e < 0:
+                break
+            home = _bucket0(tags[_u(c), _u(s), _u(e)], m + 1)
+            if ((j - home) & m) >= ((j - i) & m):  # its home is not in (i, j]: move it
+                ix[_u(c), _u(s), _u(base + i)] = e
+                i = j
+        ix[_u(c), _u(s), _u(base + i)] = -1
+    tags[_u(c), _u(s), _u(w)] = line
+    h = _bucket0(line, m + 1)
+    while ix[_u(c), _u(s), _u(base + h)] >= 0:
+        h = (h + 1) & m
+    ix[_u(c), _u(s), _u(base + h)] = w
+
+
+@njit(cache=True, inline="always")
+def use_way(
+    lru: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, w: np.int64, stamp: np.int64
+) -> None:
+    """Way ``w`` was used at ``stamp`` (a fresh maximum): set its stamp, and move it to
+    the most recently used end of the set's list."""
+    lru[_u(c), _u(s), _u(w)] = stamp
+    if ix.shape[2] == 0:
+        return
+    nw = lru.shape[2]
+    pv = nw + 1  # offset of the "previous" links
+    if ix[_u(c), _u(s), _u(pv + nw)] == w:
+        return
+    p = np.int64(ix[_u(c), _u(s), _u(pv + w)])
+    n = np.int64(ix[_u(c), _u(s), _u(w)])
+    ix[_u(c), _u(s), _u(p)] = n
+    ix[_u(c), _u(s), _u(pv + n)] = p
+    tail = np.int64(ix[_u(c), _u(s), _u(pv + nw)])
+    ix[_u(c), _u(s), _u(tail)] = w
+    ix[_u(c), _u(s), _u(pv + w)] = tail
+    ix[_u(c), _u(s), _u(w)] = nw
+    ix[_u(c), _u(s), _u(pv + nw)] = w
+
+
+@njit(cache=True, inline="always")
+def lru_way(
+    tags: np.ndarray, lru: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64
+) -> np.int64:
+    """The first invalid way, else the least recently used one (the first of equal
+    stamps), ignoring fills in flight."""
+    if ix.shape[2] > 0:
+        return np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
+    best = 0
+    for w in range(tags.shape[2]):
+        if tags[_u(c), _u(s), _u(w)] < 0:
+            return w
+        if lru[_u(c), _u(s), _u(w)] < lru[_u(c), _u(s), _u(best)]:
+            best = w
+    return best
+
+
+@njit(cache=True, inline="always")
+def victim_ix(
+    tags: np.ndarray,
+    lru: np.ndarray,
+    fill: np.ndarray,
+    ix: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
+    """:func:`victim`, reading the LRU way from the index when there is one."""
+    if ix.shape[2] == 0:
+        return victim(tags, lru, fill, c, s, t)
+    lo = np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
+    if tags[_u(c), _u(s), _u(lo)] < 0:
+        return lo, t
+    for k in range(fill.shape[3]):
+        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
+            return _victim_reserved(lru, fill, c, s, t)
+    return lo, t
 
 
 @njit(cache=True, inline="always")
@@ -352,6 +511,7 @@ def run_kernel(
         l1_valid,
         l1_fill,
         l1_merges,
+        l1_ix,
         mshr_ring,
         mshr_head,
         l2_sectored,
@@ -424,10 +584,10 @@ def run_kernel(
                 is_w = kind != 0
                 if kind == 1 and l1_enabled:
                     s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
-                    w1 = find_way(l1_tags, c, s1, line)
+                    w1 = way_of(l1_tags, l1_ix, c, s1, line)
                     if w1 >= 0:
                         stamp[0] += 1
-                        l1_lru[_u(c), _u(s1), _u(w1)] = stamp[0]
+                        use_way(l1_lru, l1_ix, c, s1, w1, stamp[0])
                     n1 = 0
                     if l1_sectored:
                         m = rmask
@@ -475,12 +635,12 @@ def run_kernel(
                 if on_fill:
                     streaming.drain(
                         pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
-                        l1_merges, stamp,
+                        l1_merges, l1_ix, stamp,
                     )  # fmt: skip
                 stamp[0] += 1
-                w = find_way(l1_tags, c, s1, line)
+                w = way_of(l1_tags, l1_ix, c, s1, line)
                 if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
-                    l1_lru[_u(c), _u(s1), _u(w)] = stamp[0]
+                    use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
                     if (
                         l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
                         and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
@@ -519,16 +679,16 @@ def run_kernel(
                 if mshr_ring[_u(c), _u(h)] > t_eff:
                     t_eff = mshr_ring[_u(c), _u(h)]
                 if w < 0 and not on_fill:
-                    w, t_free = victim(l1_tags, l1_lru, l1_fill, c, s1, t_eff)
+                    w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
                     if t_free > t_eff:
                         t_eff = t_free
-                    l1_tags[_u(c), _u(s1), _u(w)] = line
+                    set_tag(l1_tags, l1_ix, c, s1, w, line)
                     l1_valid[_u(c), _u(s1), _u(w)] = 0
                     for q in range(l1_fill.shape[3]):
                         l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
                         l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
                 if not on_fill:
-                    l1_lru[_u(c), _u(s1), _u(w)] = stamp[0]
+                    use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
                     l1_valid[_u(c), _u(s1), _u(w)] |= bit
                     l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # counts the miss itself, see below
                 if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
@@ -565,7 +725,7 @@ def run_kernel(
                 if on_fill:
                     streaming.add(
                         pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
-                        l1_valid, l1_fill, l1_merges, stamp,
+                        l1_valid, l1_fill, l1_merges, l1_ix, stamp,
                     )  # fmt: skip
                 else:
                     l1_fill[_u(c), _u(s1), _u(w), _u(k)] = fill_t

@@ -500,6 +500,7 @@ def simulate_kernel(
         np.zeros(shape, np.uint32),
         np.full((*shape, ns1), -np.inf),
         np.zeros((*shape, ns1), _merge_dtype(l1c.mshr_max_merge)),
+        _core.new_way_index(*shape),  # O(1) lookups and victims in wide sets
         np.full((gpu.n_sm, l1c.mshr_entries), -np.inf),
         np.zeros(gpu.n_sm, np.int64),
         gpu.l2.sectored,

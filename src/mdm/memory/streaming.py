@@ -174,18 +174,6 @@ def _heap_pop(
     return top
 
 
-@njit(cache=True, inline="always")
-def _lru_way(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.int64:
-    """An invalid way, else the least recently used one (nothing is ever reserved)."""
-    best = 0
-    for w in range(tags.shape[2]):
-        if tags[_u(c), _u(s), _u(w)] < 0:
-            return w
-        if lru[_u(c), _u(s), _u(w)] < lru[_u(c), _u(s), _u(best)]:
-            best = w
-    return best
-
-
 @njit(cache=True, _nrt=False)
 def _apply_first(
     pend: np.ndarray,
@@ -197,6 +185,7 @@ def _apply_first(
     valid: np.ndarray,
     fill: np.ndarray,
     merges: np.ndarray,
+    ix: np.ndarray,
     stamp: np.ndarray,
 ) -> None:
     """Fill SM ``c``'s earliest entry into the cache and free its slot."""
@@ -208,16 +197,16 @@ def _apply_first(
     line = pend[_u(c), _u(i), 0]
     s = pend[_u(c), _u(i), 1]
     k = pend[_u(c), _u(i), 2]
-    w = _core.find_way(tags, c, s, line)
+    w = _core.way_of(tags, ix, c, s, line)
     if w < 0:
-        w = _lru_way(tags, lru, c, s)
-        tags[_u(c), _u(s), _u(w)] = line
+        w = _core.lru_way(tags, lru, ix, c, s)
+        _core.set_tag(tags, ix, c, s, w, line)
         valid[_u(c), _u(s), _u(w)] = 0
         for q in range(fill.shape[3]):
             fill[_u(c), _u(s), _u(w), _u(q)] = -np.inf
             merges[_u(c), _u(s), _u(w), _u(q)] = 0
     stamp[0] += 1
-    lru[_u(c), _u(s), _u(w)] = stamp[0]
+    _core.use_way(lru, ix, c, s, w, stamp[0])
     valid[_u(c), _u(s), _u(w)] |= np.uint32(1) << np.uint32(k)
     _h_delete(pend_n, c, _h_find(pend_n, c, line * 32 + k))
     pend_n[_u(c), _u(free + p - n)] = i  # push the slot on the free stack
@@ -238,12 +227,13 @@ def drain(
     valid: np.ndarray,
     fill: np.ndarray,
     merges: np.ndarray,
+    ix: np.ndarray,
     stamp: np.ndarray,
 ) -> None:
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
     p = pend_t.shape[1] - 1
     while pend_t[_u(c), _u(p)] <= t and pend_n[_u(c), 0] > 0:  # earliest fill time (inf: empty)
-        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
+        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, ix, stamp)
 
 
 @njit(cache=True, _nrt=False)
@@ -272,12 +262,13 @@ def add(
     valid: np.ndarray,
     fill: np.ndarray,
     merges: np.ndarray,
+    ix: np.ndarray,
     stamp: np.ndarray,
 ) -> None:
     """Record a new in-flight fill (sector ``k`` of ``line`` in set ``s``) arriving at ``tf``."""
     p = pend.shape[1]
     if pend_n[_u(c), 0] == p:  # full: the earliest fill completes first
-        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, stamp)
+        _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, ix, stamp)
     heap = _heap_at(pend_n, c)
     free = heap + p
     n = pend_n[_u(c), 0]
