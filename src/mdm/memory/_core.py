@@ -207,6 +207,15 @@ def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.
     """The way of set ``s`` of cache ``c`` holding ``line``, or -1 (:func:`find_way`)."""
     if ix.shape[2] == 0:
         return find_way(tags, c, s, line)
+    return _way_of_wide(tags, ix, c, s, line)
+
+
+# The wide-set helpers below are compiled out of line (not inlined at each of their
+# call sites in the issue loop): inlined, they added ~25 s to the first compilation.
+@njit(cache=True, _nrt=False)
+def _way_of_wide(
+    tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64
+) -> np.int64:
     base = 2 * tags.shape[2] + 2
     m = ix.shape[2] - base - 1
     h = _bucket0(line, m + 1)
@@ -226,7 +235,14 @@ def set_tag(
     """Put ``line`` in way ``w`` (replacing its line) and update the hash."""
     if ix.shape[2] == 0:
         tags[_u(c), _u(s), _u(w)] = line
-        return
+    else:
+        _set_tag_wide(tags, ix, c, s, w, line)
+
+
+@njit(cache=True, _nrt=False)
+def _set_tag_wide(
+    tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, w: np.int64, line: np.int64
+) -> None:
     base = 2 * tags.shape[2] + 2
     m = ix.shape[2] - base - 1
     old = tags[_u(c), _u(s), _u(w)]
@@ -259,9 +275,12 @@ def use_way(
     """Way ``w`` was used at ``stamp`` (a fresh maximum): set its stamp, and move it to
     the most recently used end of the set's list."""
     lru[_u(c), _u(s), _u(w)] = stamp
-    if ix.shape[2] == 0:
-        return
-    nw = lru.shape[2]
+    if ix.shape[2] > 0:
+        _to_mru(ix, lru.shape[2], c, s, w)
+
+
+@njit(cache=True, _nrt=False)
+def _to_mru(ix: np.ndarray, nw: np.int64, c: np.int64, s: np.int64, w: np.int64) -> None:
     pv = nw + 1  # offset of the "previous" links
     if ix[_u(c), _u(s), _u(pv + nw)] == w:
         return
@@ -306,6 +325,19 @@ def victim_ix(
     """:func:`victim`, reading the LRU way from the index when there is one."""
     if ix.shape[2] == 0:
         return victim(tags, lru, fill, c, s, t)
+    return _victim_wide(tags, lru, fill, ix, c, s, t)
+
+
+@njit(cache=True, _nrt=False)
+def _victim_wide(
+    tags: np.ndarray,
+    lru: np.ndarray,
+    fill: np.ndarray,
+    ix: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
     lo = np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
     if tags[_u(c), _u(s), _u(lo)] < 0:
         return lo, t
