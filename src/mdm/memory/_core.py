@@ -210,8 +210,9 @@ def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.
     return _way_of_wide(tags, ix, c, s, line)
 
 
-# The wide-set helpers below are compiled out of line (not inlined at each of their
-# call sites in the issue loop): inlined, they added ~25 s to the first compilation.
+# The wide-set bodies below are compiled out of line, so numba does not copy their IR
+# into every call site of the issue loop (its IR-level inlining deep-copies the
+# callee, the main cost of the first compilation); only the narrow path is inlined.
 @njit(cache=True, _nrt=False)
 def _way_of_wide(
     tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64
