@@ -102,40 +102,59 @@ def victim(
     tags: np.ndarray, lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
 ) -> tuple[np.int64, float]:
     """Way to allocate: an invalid one, else the LRU way with nothing in flight at ``t``;
-    if every way is reserved, the one that frees first (the access waits until then).
+    if every way is reserved, the one that frees first (the access waits until then)."""
+    return _victim_at(tags, lru, fill, c, s, _lru_scan(tags, lru, c, s), t)
 
-    Fast path: the set's least recently used way is nearly always free, and then it is
-    the answer; only when it is reserved are all ways' fill times read (a 256-way
-    Volta L1 set would otherwise read 1,024 of them per miss)."""
+
+@njit(cache=True, inline="always")
+def _lru_scan(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.int64:
+    """The first invalid way of set ``s``, else the first way with the least stamp:
+    an early-exit scan up to ``_SCAN_WAYS`` ways, branch-free (vectorised) min
+    reductions above."""
     nw = tags.shape[2]
-    ns = fill.shape[3]
     if nw <= _SCAN_WAYS:
         lo = -1
         lo_lru = np.int64(0)
         for w in range(nw):
             if tags[_u(c), _u(s), _u(w)] < 0:
-                return w, t
+                return w
             if lo < 0 or lru[_u(c), _u(s), _u(w)] < lo_lru:
                 lo = w
                 lo_lru = lru[_u(c), _u(s), _u(w)]
-    else:  # branch-free min reductions (vectorised): first invalid way, least stamp
-        inval = nw
-        lo_lru = np.iinfo(np.int64).max
-        for w in range(nw):
-            inval = min(inval, w if tags[_u(c), _u(s), _u(w)] < 0 else nw)
-            lo_lru = min(lo_lru, lru[_u(c), _u(s), _u(w)])
-        if inval < nw:
-            return inval, t
-        lo = nw  # the first way with the least stamp
-        for w in range(nw):
-            lo = min(lo, w if lru[_u(c), _u(s), _u(w)] == lo_lru else nw)
-    free = True
-    for k in range(ns):
-        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
-            free = False
-    if free:
+        return lo
+    inval = nw
+    lo_lru = np.iinfo(np.int64).max
+    for w in range(nw):
+        inval = min(inval, w if tags[_u(c), _u(s), _u(w)] < 0 else nw)
+        lo_lru = min(lo_lru, lru[_u(c), _u(s), _u(w)])
+    if inval < nw:
+        return inval
+    lo = nw
+    for w in range(nw):
+        lo = min(lo, w if lru[_u(c), _u(s), _u(w)] == lo_lru else nw)
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _victim_at(
+    tags: np.ndarray,
+    lru: np.ndarray,
+    fill: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    lo: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
+    """:func:`victim` given the set's LRU candidate ``lo`` (:func:`_lru_scan`). Fast
+    path: the candidate is nearly always invalid or free, and then it is the answer;
+    only when it is reserved are all ways' fill times read (a 256-way Volta L1 set
+    would otherwise read 1,024 of them per miss)."""
+    if tags[_u(c), _u(s), _u(lo)] < 0:
         return lo, t
-    return _victim_reserved(lru, fill, c, s, t)
+    for k in range(fill.shape[3]):
+        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
+            return _victim_reserved(lru, fill, c, s, t)
+    return lo, t
 
 
 @njit(cache=True, inline="always")
@@ -304,13 +323,7 @@ def lru_way(
     stamps), ignoring fills in flight."""
     if ix.shape[2] > 0:
         return np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
-    best = 0
-    for w in range(tags.shape[2]):
-        if tags[_u(c), _u(s), _u(w)] < 0:
-            return w
-        if lru[_u(c), _u(s), _u(w)] < lru[_u(c), _u(s), _u(best)]:
-            best = w
-    return best
+    return _lru_scan(tags, lru, c, s)
 
 
 @njit(cache=True, inline="always")
@@ -323,29 +336,8 @@ def victim_ix(
     s: np.int64,
     t: float,
 ) -> tuple[np.int64, float]:
-    """:func:`victim`, reading the LRU way from the index when there is one."""
-    if ix.shape[2] == 0:
-        return victim(tags, lru, fill, c, s, t)
-    return _victim_wide(tags, lru, fill, ix, c, s, t)
-
-
-@njit(cache=True, _nrt=False)
-def _victim_wide(
-    tags: np.ndarray,
-    lru: np.ndarray,
-    fill: np.ndarray,
-    ix: np.ndarray,
-    c: np.int64,
-    s: np.int64,
-    t: float,
-) -> tuple[np.int64, float]:
-    lo = np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
-    if tags[_u(c), _u(s), _u(lo)] < 0:
-        return lo, t
-    for k in range(fill.shape[3]):
-        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
-            return _victim_reserved(lru, fill, c, s, t)
-    return lo, t
+    """:func:`victim`, reading the LRU candidate from the index when there is one."""
+    return _victim_at(tags, lru, fill, c, s, lru_way(tags, lru, ix, c, s), t)
 
 
 @njit(cache=True, inline="always")
