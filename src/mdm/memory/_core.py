@@ -604,11 +604,16 @@ def run_kernel(
             b = req_bank[_u(r)]  # precomputed by mdm.memory.hashing.l2_bank_and_set
             s2 = req_l2set[_u(r)]
             ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
-            if kind != 0 or not l1_enabled:
-                # stores (write-through, no allocate) and atomics go to the L2
-                is_w = kind != 0
+            is_w = kind != 0
+            # stores (write-through, no allocate) and atomics go to the L2 directly, as
+            # do loads when the L1 is off; one pass of the loop below, t_l2 = t
+            direct = kind != 0 or not l1_enabled
+            s1 = 0
+            if l1_enabled:
+                s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
+            if direct:
+                nk = 1
                 if kind == 1 and l1_enabled:
-                    s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
                     w1 = way_of(l1_tags, l1_ix, c, s1, line)
                     if w1 >= 0:
                         stamp[0] += 1
@@ -624,23 +629,107 @@ def run_kernel(
                     n_wr += n1
                     n_acc += n1
                     n_miss += n1
-                for q in range(nq2):
-                    if l2_sectored:
-                        if not (rmask >> np.uint32(q)) & np.uint32(1):
+            else:
+                nk = spl if l1_sectored else 1
+            for k in range(nk):
+                if direct:
+                    t_l2 = t
+                    qmask = rmask  # the request's sectors (sectored L2)
+                else:
+                    # ---- L1 read of sector k (the line when not sectored) ----
+                    if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
+                        continue
+                    bit = np.uint32(1) << np.uint32(k)
+                    n_acc += 1
+                    if on_fill:
+                        streaming.drain(
+                            pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
+                            l1_merges, l1_ix, stamp,
+                        )  # fmt: skip
+                    stamp[0] += 1
+                    w = way_of(l1_tags, l1_ix, c, s1, line)
+                    if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
+                        use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
+                        if (
+                            l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
+                            and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
+                        ):
+                            l1_merges[_u(c), _u(s1), _u(w), _u(k)] += 1
+                            n_pend += 1
+                            if l1_fill[_u(c), _u(s1), _u(w), _u(k)] > done_j:
+                                done_j = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
+                        else:  # a hit (after waiting for the fill when merge slots are full)
+                            n_hit += 1
+                            tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
+                            if tf > t:  # blocking: the cache waits with it
+                                if tf + port_step > l1_port[_u(c)]:
+                                    l1_port[_u(c)] = tf + port_step
+                            else:
+                                tf = t
+                            if tf > done_j:
+                                done_j = tf
+                        continue
+                    if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
+                        pi = streaming.find(pend, pend_n, c, line, k)
+                        if pi >= 0:
+                            tf = pend_t[_u(c), _u(pi)]
+                            if pend[_u(c), _u(pi), 3] < l1_max_merge:
+                                pend[_u(c), _u(pi), 3] += 1
+                                n_pend += 1
+                            else:  # merge slots full: waits for the fill, then hits
+                                n_hit += 1
+                            if tf > done_j:
+                                done_j = tf
                             continue
+                    # miss: a new MSHR entry; when all are in flight, wait for the oldest
+                    n_miss += 1
+                    h = mshr_head[_u(c)]
+                    t_eff = t
+                    if mshr_ring[_u(c), _u(h)] > t_eff:
+                        t_eff = mshr_ring[_u(c), _u(h)]
+                    if w < 0 and not on_fill:
+                        w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
+                        if t_free > t_eff:
+                            t_eff = t_free
+                        set_tag(l1_tags, l1_ix, c, s1, w, line)
+                        l1_valid[_u(c), _u(s1), _u(w)] = 0
+                        for q in range(l1_fill.shape[3]):
+                            l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
+                            l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
+                    if not on_fill:
+                        use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
+                        l1_valid[_u(c), _u(s1), _u(w)] |= bit
+                        l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # the miss itself, see below
+                    if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
+                        l1_port[_u(c)] = t_eff + port_step
+                    # its L2 bank's port serves one request per bank_step cycles (FIFO)
+                    if bank_free[_u(b)] > t_eff:
+                        t_eff = bank_free[_u(b)]
+                    bank_free[_u(b)] = t_eff + bank_step
+                    # the reply leaves at the SM's NoC share (reply bandwidth)
+                    if noc_free[_u(c)] > t_eff:
+                        t_eff = noc_free[_u(c)]
+                    noc_free[_u(c)] = t_eff + noc_step
+                    t_l2 = t_eff
+                    # fetch sector k (sectored L1), else the whole line
+                    qmask = bit if l1_sectored else all_sec
+                # ---- the L2 accesses: one per sector of qmask (sectored L2), else the
+                # line; the only call site of l2_access, which numba inlines: a second
+                # one cost about a third of the cache simulator's compile time ----
+                ready = -np.inf
+                for q in range(nq2):
+                    if l2_sectored and not (qmask >> np.uint32(q)) & np.uint32(1):
+                        continue
+                    if l2_sectored:
                         full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
                     else:
                         full = rfull == all_sec and kind == 1
-                    o, rd2 = l2_access(
+                    o, rd = l2_access(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                        l2_merges, stamp, cnt, b, s2, line, q, t, is_w, full,
+                        l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                         dram_free, ch, dram_bpc,
                     )  # fmt: skip
-                    if not is_w and rd2 + l2_lat > done_j:
-                        done_j = rd2 + l2_lat
-                    if o == PENDING_FULL and not is_w:
-                        block_bank(bank_free, b, t, rd2, bank_step, cnt)
                     n_l2 += 1
                     if not is_w:
                         n_l2rd += 1
@@ -648,105 +737,16 @@ def run_kernel(
                         n_l2m += 1
                         if not is_w:
                             n_l2rdm += 1
-                continue
-            # ---- L1 read ----
-            s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
-            nk = spl if l1_sectored else 1
-            for k in range(nk):
-                if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
-                    continue
-                bit = np.uint32(1) << np.uint32(k)
-                n_acc += 1
-                if on_fill:
-                    streaming.drain(
-                        pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
-                        l1_merges, l1_ix, stamp,
-                    )  # fmt: skip
-                stamp[0] += 1
-                w = way_of(l1_tags, l1_ix, c, s1, line)
-                if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
-                    use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
-                    if (
-                        l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
-                        and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
-                    ):
-                        l1_merges[_u(c), _u(s1), _u(w), _u(k)] += 1
-                        n_pend += 1
-                        if l1_fill[_u(c), _u(s1), _u(w), _u(k)] > done_j:
-                            done_j = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
-                    else:  # a hit (after waiting for the fill when the merge slots are full)
-                        n_hit += 1
-                        tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
-                        if tf > t:  # blocking: the cache waits with it
-                            if tf + port_step > l1_port[_u(c)]:
-                                l1_port[_u(c)] = tf + port_step
-                        else:
-                            tf = t
-                        if tf > done_j:
-                            done_j = tf
-                    continue
-                if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
-                    pi = streaming.find(pend, pend_n, c, line, k)
-                    if pi >= 0:
-                        tf = pend_t[_u(c), _u(pi)]
-                        if pend[_u(c), _u(pi), 3] < l1_max_merge:
-                            pend[_u(c), _u(pi), 3] += 1
-                            n_pend += 1
-                        else:  # merge slots full: waits for the fill, then hits
-                            n_hit += 1
-                        if tf > done_j:
-                            done_j = tf
-                        continue
-                # miss: a new MSHR entry; when all are in flight, wait for the oldest
-                n_miss += 1
-                h = mshr_head[_u(c)]
-                t_eff = t
-                if mshr_ring[_u(c), _u(h)] > t_eff:
-                    t_eff = mshr_ring[_u(c), _u(h)]
-                if w < 0 and not on_fill:
-                    w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
-                    if t_free > t_eff:
-                        t_eff = t_free
-                    set_tag(l1_tags, l1_ix, c, s1, w, line)
-                    l1_valid[_u(c), _u(s1), _u(w)] = 0
-                    for q in range(l1_fill.shape[3]):
-                        l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
-                        l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
-                if not on_fill:
-                    use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
-                    l1_valid[_u(c), _u(s1), _u(w)] |= bit
-                    l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # counts the miss itself, see below
-                if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
-                    l1_port[_u(c)] = t_eff + port_step
-                # its L2 bank's port serves one request per bank_step cycles (FIFO)
-                if bank_free[_u(b)] > t_eff:
-                    t_eff = bank_free[_u(b)]
-                bank_free[_u(b)] = t_eff + bank_step
-                # the reply leaves at the SM's NoC share (reply bandwidth)
-                if noc_free[_u(c)] > t_eff:
-                    t_eff = noc_free[_u(c)]
-                noc_free[_u(c)] = t_eff + noc_step
-                # fetch from the L2: the whole line (non-sectored L1) or sector k
-                ready = t_eff
-                for q in range(nq2):  # sector 0 stands for the line when not sectored
-                    if l2_sectored and l1_sectored and q != k:
-                        continue
-                    o, rd = l2_access(
-                        l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                        l2_merges, stamp, cnt, b, s2, line, q, t_eff, False, False,
-                        write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
-                        dram_free, ch, dram_bpc,
-                    )  # fmt: skip
-                    n_l2 += 1
-                    n_l2rd += 1
-                    if o == MISS:
-                        n_l2m += 1
-                        n_l2rdm += 1
-                    elif o == PENDING_FULL:
-                        block_bank(bank_free, b, t_eff, rd, bank_step, cnt)
+                    elif o == PENDING_FULL and not is_w:
+                        block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
                     if rd > ready:
                         ready = rd
-                fill_t = ready + l2_lat
+                if direct:  # a load or atomic waits for its data
+                    if not is_w and ready + l2_lat > done_j:
+                        done_j = ready + l2_lat
+                    continue
+                # ---- the L1 read miss's fill ----
+                fill_t = (ready if ready > t_eff else t_eff) + l2_lat
                 if on_fill:
                     streaming.add(
                         pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
