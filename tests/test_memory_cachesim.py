@@ -395,6 +395,21 @@ def test_per_pc_and_tracked_warps_add_up() -> None:
     assert list(w.requests) == [32, 1]
 
 
+def test_dram_bytes_per_pc_add_up_to_the_kernel_traffic() -> None:
+    # a small L2 (2 sets x 2 ways per bank) so that stores' dirty lines are evicted by
+    # later loads: the write-backs are charged to the loads that evict them
+    g = gpu().with_updates({"l2.size_bytes": 1024, "l2.ways": 2})
+    st = (ST, [4 * i for i in range(32)], 4)  # one line, written whole
+    lds = [(LD, [4096 * j + 128 * i for i in range(32)], 4) for j in range(1, 4)]
+    s = simulate_app(AppTrace([make_kernel([st, *lds], 2)]), g, track_warps={0: [0]}).kernels[0]
+    pc = s.per_pc
+    assert pc.dram_bytes.sum() == s.dram_read_bytes + s.dram_write_bytes
+    assert s.dram_write_bytes > 0
+    # the store allocates in the write-back L2 without moving any DRAM byte
+    assert pc.dram_bytes[pc.index(0)] == 0
+    assert s.warps[0].dram_bytes.sum() > 0 and s.warps[0].dram_bytes[0] == 0
+
+
 def test_unsupported_configs_raise() -> None:
     with pytest.raises(ConfigError, match="write-through"):
         simulate_kernel(_read_stream_kernel([1]), gpu(write_policy="write_back"))

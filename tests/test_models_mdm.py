@@ -92,6 +92,29 @@ def test_equations_one_by_one() -> None:
     assert mdm_extra_batches(mi).tolist() == [0, 2]
 
 
+def test_eq8_uses_the_simulated_dram_traffic() -> None:
+    """Eq. (8) with the cache simulation's DRAM bytes per request in place of
+    LLCMissRatio x BlockSize: a write that allocates in the write-back L2 moves nothing."""
+    import dataclasses
+
+    # interval 0: 1 read miss (128 B) fetching one line; interval 1: 6 reads + 1 write,
+    # 1.5 lines fetched and one dirty line written back = 2.5 x 128 B over 7 requests
+    def inputs(prof: IntervalProfile):
+        inp = kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2)
+        return memory_inputs(inp, warps=2, sms=2)
+
+    mi = inputs(dataclasses.replace(PROFILE, dram_bytes=np.array([128.0, 2.5 * 128])))
+    assert mi.dram_ratio.tolist() == pytest.approx([1.0, 2.5 / 7])
+    assert mi.l_dram_service.tolist() == pytest.approx([4.0, 4 * 2.5 / 7])  # x 128 B / 32 B/cyc
+    # eq. (4) keeps the LLC miss ratio (the latency of a read that misses)
+    assert mi.l_nocontention.tolist() == [75, 62.5]
+    # a store-only interval whose writes stay in the L2: no DRAM stall (eq. 9)
+    w = IntervalProfile.from_lists([4], [50], [0], [3], [1.0])
+    assert mdm_queue_stalls(inputs(dataclasses.replace(w, dram_bytes=np.zeros(1))))[1] == [0]
+    # without measured bytes, eq. (8) as written: 1.0 x 4; eq. (9), NMD: 0.5 x 2 x 6 x 4
+    assert mdm_queue_stalls(inputs(w))[1].tolist() == [24.0]
+
+
 def test_mdm_kernel_prediction_by_hand() -> None:
     p = get_model("mdm").predict_kernel(_inp())
     # interval 0: 310 + 0 + 32 + 4 = 346; interval 1: 105 + 2 x 266.5 + 192 + 12 = 842

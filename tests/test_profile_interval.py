@@ -129,6 +129,18 @@ def test_load_latency_and_memory_columns_from_pc_stats() -> None:
     assert p.l2_miss_rate.tolist() == pytest.approx([0.25, 0, 0, 0, 1.0])
 
 
+def test_dram_bytes_column_from_pc_stats() -> None:
+    import dataclasses
+
+    k = kernel_from_warps([GOLDEN_WARP])
+    lat = gpu_latencies(gpu(), _stats(), whole_warp=False)
+    assert interval_profile(k, 0, lat, stats=_stats(), merge_threshold=0).dram_bytes is None
+    # pc 0 moved 640 B over 10 executions, the store pc 80 nothing (write-back L2)
+    st = dataclasses.replace(_stats(), dram_bytes=np.array([0, 640]))
+    p = interval_profile(k, 0, lat, stats=st, merge_threshold=0)
+    assert p.dram_bytes.tolist() == pytest.approx([64, 0, 0, 0, 0])
+
+
 def test_memory_columns_from_tracked_warp() -> None:
     k = kernel_from_warps([GOLDEN_WARP])
     wm = WarpMemTrace(
@@ -137,8 +149,10 @@ def test_memory_columns_from_tracked_warp() -> None:
         l1_misses=np.array([3, 0, 0, 0, 0, 2], np.int32),
         l1_pending_hits=np.zeros(6, np.int32),
         l2_misses=np.array([1, 0, 0, 0, 0, 2], np.int32),
+        dram_bytes=np.array([32, 0, 0, 0, 0, 64], np.int32),
     )
     p = interval_profile(k, 0, lat_table(), warp_mem=wm, merge_threshold=10)
+    assert p.dram_bytes.tolist() == [32, 64]
     assert p.read_misses.tolist() == [3, 0]
     assert p.write_reqs.tolist() == [0, 2]
     assert p.l2_miss_rate.tolist() == pytest.approx([1 / 3, 1.0])

@@ -57,7 +57,8 @@ I_L1_PEND = 2
 I_L1_MISS = 3
 I_L2_ACC = 4
 I_L2_MISS = 5
-N_INST = 6
+I_DRAM_BYTES = 6  # DRAM bytes the instruction's L2 accesses moved (fetches + write-backs)
+N_INST = 7
 
 
 @njit(cache=True, inline="always")
@@ -594,6 +595,7 @@ def run_kernel(
         n_l2m = 0
         n_l2rd = 0
         n_l2rdm = 0
+        dram0 = cnt[C_DRAM_RD] + cnt[C_DRAM_WR]
         for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
             t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
             l1_port[_u(c)] = t + port_step
@@ -774,6 +776,7 @@ def run_kernel(
         per_inst[_u(j), I_L1_MISS] += n_miss
         per_inst[_u(j), I_L2_ACC] += n_l2
         per_inst[_u(j), I_L2_MISS] += n_l2m
+        per_inst[_u(j), I_DRAM_BYTES] += cnt[C_DRAM_RD] + cnt[C_DRAM_WR] - dram0
 
 
 # The timed driver lives in this module, beside run_kernel, so that numba's on-disk

@@ -589,6 +589,7 @@ def _per_pc(ki: _KernelInputs, perm: np.ndarray, per_inst: np.ndarray) -> PCStat
         l1_misses=sums[:, _core.I_L1_MISS],
         l2_accesses=sums[:, _core.I_L2_ACC],
         l2_misses=sums[:, _core.I_L2_MISS],
+        dram_bytes=sums[:, _core.I_DRAM_BYTES],
     )
 
 
@@ -607,6 +608,7 @@ def _warp_trace(
         ("l1_misses", _core.I_L1_MISS),
         ("l1_pending_hits", _core.I_L1_PEND),
         ("l2_misses", _core.I_L2_MISS),
+        ("dram_bytes", _core.I_DRAM_BYTES),
     ):
         arr = np.zeros(n, np.int32)
         arr[pos] = per_inst[a:b, slot]

@@ -32,6 +32,9 @@ class PCStats:
     l1_misses: np.ndarray  # int64[p]
     l2_accesses: np.ndarray  # int64[p]
     l2_misses: np.ndarray  # int64[p]
+    # int64[p]: DRAM bytes moved by the PC's L2 accesses (fetches, and write-backs of the
+    # dirty lines they evict); None when not simulated (then eq. 8's LLC miss ratio)
+    dram_bytes: np.ndarray | None = None
 
     def index(self, pc: int) -> int:
         i = int(np.searchsorted(self.pc, pc))
@@ -49,6 +52,7 @@ class WarpMemTrace:
     l1_misses: np.ndarray  # int32[n]: requests that missed L1 (new MSHRs or write-through writes)
     l1_pending_hits: np.ndarray  # int32[n]
     l2_misses: np.ndarray  # int32[n]: of those, requests that missed L2
+    dram_bytes: np.ndarray | None = None  # int32[n]: DRAM bytes the instruction moved
 
 
 @dataclass

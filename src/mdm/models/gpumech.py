@@ -77,7 +77,7 @@ def gpumech_queue_delay(
 def gpumech_queue_stalls(mi: MemoryInputs, with_noc: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(D^NoC, D^DRAM)`` per interval; ``D^NoC = 0`` for original GPUMech."""
     a_noc = mi.m * mi.sms
-    d_dram = gpumech_queue_delay(mi.llc_miss * a_noc, mi.l_dram_line, mi.single)
+    d_dram = gpumech_queue_delay(mi.dram_ratio * a_noc, mi.l_dram_line, mi.single)
     d_noc = (
         gpumech_queue_delay(a_noc, mi.l_noc_service, mi.single)
         if with_noc

@@ -63,7 +63,8 @@ class MemoryInputs:
     mshrs: int  # #MSHRs, or the NoC queue size for a streaming L1 (footnote 2)
     read: np.ndarray  # M^Read
     write: np.ndarray  # M^Write
-    llc_miss: np.ndarray  # LLC miss ratio
+    llc_miss: np.ndarray  # LLC miss ratio (eq. 4)
+    dram_ratio: np.ndarray  # DRAM blocks moved per L1 request (eq. 8's LLCMissRatio)
     md: np.ndarray  # eq. (2)
     m: np.ndarray  # eq. (3)
     l_min_llc: float
@@ -74,8 +75,9 @@ class MemoryInputs:
 
     @property
     def l_dram_service(self) -> np.ndarray:
-        """Eq. (8): f x LLCMissRatio x BlockSize / B^DRAM."""
-        return self.llc_miss * self.l_dram_line
+        """Eq. (8): f x LLCMissRatio x BlockSize / B^DRAM, with the DRAM traffic the cache
+        simulation measured in place of LLCMissRatio x BlockSize (``dram_ratio``)."""
+        return self.dram_ratio * self.l_dram_line
 
 
 def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
@@ -95,6 +97,20 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     Effect on the 83 reference runs: MDM 32.2% -> 31.7% mean |error| (n_sm = 14:
     kmeans +141% -> +50%), GPUMech 48.9% -> 45.4% (via the roofline); no baseline
     run changes (all SMs active).
+
+    Eq. (8)'s ``LLCMissRatio x BlockSize`` (open choice, decided here): the DRAM bytes
+    the cache simulation saw the interval's requests move (``profile.dram_bytes``:
+    fetches, plus write-backs of the dirty lines they evict), per request; the paper's
+    product when the profile has none. Mechanism: a store that misses the write-back,
+    write-allocate L2 allocates without a DRAM transfer, and its data reach DRAM only when
+    the line is evicted (GPGPU-Sim), while the miss ratio charged it a full transfer.
+    Reference: Accel-Sim moves 0 DRAM write bytes in all SM7_QV100 baselines (the cache
+    simulation also 0) and 6008 atoms in mdm_pascal vecadd (ours 6796). Effect on
+    ``mdm-pipelined`` (83 runs): MD+NMD 16.9 -> 15.6 %, mdm_pascal baselines 15.7 ->
+    13.2 %, SM7_QV100 baselines 21.0 -> 22.0 % (vecadd -18 -> -1 %, gather -20 -> -15 %,
+    but stencil2d +44 -> +63 % and gemm_tiled +59 -> +73 %, whose store intervals' DRAM
+    charge had hidden part of their missing request-side stall, docs/status.md). Eq. (4)
+    keeps the miss ratio (the latency of a read that misses).
     """
     gpu = inp.gpu
     prof = inp.profile
@@ -113,6 +129,10 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     block = request_bytes(gpu)
     l_noc = block / noc_bytes_per_cycle(gpu, sms)  # eq. (7): f x BlockSize / B^NoC
     l_dram = block / gpu.dram_bytes_per_cycle  # eq. (8) without LLCMissRatio
+    dram_ratio = miss
+    if prof.dram_bytes is not None:  # measured: DRAM blocks per request (docstring)
+        req = (read + write) * block
+        dram_ratio = np.divide(prof.dram_bytes, req, out=np.zeros_like(req), where=req > 0)
     return MemoryInputs(
         view=view,
         c=c,
@@ -124,6 +144,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
         read=read,
         write=write,
         llc_miss=miss,
+        dram_ratio=dram_ratio,
         md=md,
         m=m,
         l_min_llc=float(l_min_llc),

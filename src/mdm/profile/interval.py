@@ -63,7 +63,9 @@ each store PC), and ``l2_miss_rate`` is the request-weighted L2 miss ratio of
 those PCs. The representative warp stands for the average warp; one warp's own
 counts depend on where it sits in its block (the first warp to touch a line
 misses, the others hit), which per-PC averages smooth out. This also needs no
-per-warp tracking in the cache simulation. :func:`interval_profile` can take a
+per-warp tracking in the cache simulation. ``dram_bytes`` is the DRAM traffic of the
+same requests (per-PC averages of the bytes each access moved: its fetch, and the
+write-back of a dirty line it evicted), for eq. (8) (:func:`mdm.models.interval.memory_inputs`). :func:`interval_profile` can take a
 tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
 warp's own counts are used.
 """
@@ -350,8 +352,9 @@ def warp_summaries(
 
 def _memory_per_instruction(
     kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(read misses, write requests, L2 misses) of every instruction of the warp."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(read misses, write requests, L2 misses, DRAM bytes or None when the statistics
+    carry none) of every instruction of the warp."""
     n = b - a
     iclass = kernel.iclass[a:b]
     has_dst = (kernel.dst[a:b] >= 0).any(axis=1)
@@ -368,10 +371,13 @@ def _memory_per_instruction(
         reads = np.where(is_read, warp_mem.l1_misses, 0).astype(np.float64)
         writes = np.where(is_write, warp_mem.requests, 0).astype(np.float64)
         l2m = np.where(is_read | is_write, warp_mem.l2_misses, 0).astype(np.float64)
-        return reads, writes, l2m
+        dram = None
+        if warp_mem.dram_bytes is not None:
+            dram = np.where(is_read | is_write, warp_mem.dram_bytes, 0).astype(np.float64)
+        return reads, writes, l2m, dram
     zeros = np.zeros(n)
     if stats is None or stats.pc.size == 0:
-        return zeros, zeros.copy(), zeros.copy()
+        return zeros, zeros.copy(), zeros.copy(), None
     order = np.argsort(stats.pc, kind="stable")
     spc = stats.pc[order]
     execs = np.maximum(stats.executions[order].astype(np.float64), 1.0)
@@ -385,7 +391,11 @@ def _memory_per_instruction(
     reads = np.where(is_read & known, miss_per[idx], 0.0)
     writes = np.where(is_write & known, acc_per[idx], 0.0)
     l2m = (reads + writes) * np.where(known, p2[idx], 0.0)
-    return reads, writes, l2m
+    dram = None
+    if stats.dram_bytes is not None:
+        dram_per = stats.dram_bytes[order] / execs
+        dram = np.where((is_read | is_write) & known, dram_per[idx], 0.0)
+    return reads, writes, l2m, dram
 
 
 def _ldst_per_instruction(
@@ -463,7 +473,7 @@ def interval_profile(
     )
     starts = starts[:m]
     n_insts = np.diff(np.append(starts, n)).astype(np.float64)
-    reads, writes, l2m = _memory_per_instruction(kernel, a, b, stats, warp_mem)
+    reads, writes, l2m, dram = _memory_per_instruction(kernel, a, b, stats, warp_mem)
     r = np.add.reduceat(reads, starts)
     w = np.add.reduceat(writes, starts)
     l2 = np.add.reduceat(l2m, starts)
@@ -492,4 +502,5 @@ def interval_profile(
         write_reqs=w,
         l2_miss_rate=np.clip(l2_rate, 0.0, 1.0),
         warp=warp,
+        dram_bytes=None if dram is None else np.add.reduceat(dram, starts),
     )

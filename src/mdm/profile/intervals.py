@@ -30,6 +30,10 @@ class IntervalProfile:
     # interval i needs to issue its instructions when one scheduler issues a group of
     # consecutive independent instructions per cycle (mdm.profile.interval docstring)
     issue_slots: np.ndarray | None = None
+    # float64[I] or None (not simulated: eq. 8's LLCMissRatio x BlockSize applies): DRAM
+    # bytes the interval's L1 requests move, fetches and the write-backs of the dirty
+    # lines they evict (per-PC averages, like the other memory columns)
+    dram_bytes: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.n_insts.shape
@@ -40,6 +44,7 @@ class IntervalProfile:
             "l2_miss_rate",
             "ldst_cycles",
             "issue_slots",
+            "dram_bytes",
         ):
             if getattr(self, name) is not None and getattr(self, name).shape != n:
                 raise ValueError(
