@@ -394,8 +394,9 @@ def l2_access(
     dram_free: np.ndarray,
     ch: np.int64,
     dram_bpc: float,
-) -> tuple[np.int64, float]:
-    """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time).
+) -> tuple[np.int64, float, np.int64]:
+    """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time,
+    DRAM bytes moved: the fetch and a dirty victim's write-back).
 
     Write-back write-allocate: a hit marks the sector dirty; a write miss allocates,
     without a fetch when ``full`` (the whole line, or sector when sectored, is written),
@@ -408,6 +409,7 @@ def l2_access(
     ``dram_lat`` after its service starts (the uncontended latency includes the transfer).
     """
     ns = fill.shape[3]
+    moved = np.int64(0)
     bit = np.uint32(1) << np.uint32(k)
     stamp[0] += 1
     w = find_way(tags, b, s, line)
@@ -422,25 +424,28 @@ def l2_access(
                 dirty[_u(b), _u(s), _u(w)] |= bit
             else:
                 cnt[C_DRAM_WR] += fetch_bytes
+                moved += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
         if fill[_u(b), _u(s), _u(w), _u(k)] > t:
             cnt[C_L2_PEND] += 1
             if merges[_u(b), _u(s), _u(w), _u(k)] < max_merge:
                 merges[_u(b), _u(s), _u(w), _u(k)] += 1
-                return PENDING, fill[_u(b), _u(s), _u(w), _u(k)]
-            return PENDING_FULL, fill[_u(b), _u(s), _u(w), _u(k)]
-        return HIT, t
+                return PENDING, fill[_u(b), _u(s), _u(w), _u(k)], moved
+            return PENDING_FULL, fill[_u(b), _u(s), _u(w), _u(k)], moved
+        return HIT, t, moved
     # miss
     if is_write and not write_alloc:
         cnt[C_DRAM_WR] += fetch_bytes
+        moved += fetch_bytes
         dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
-        return MISS, t
+        return MISS, t, moved
     t_eff = t
     if w < 0:
         w, t_eff = victim(tags, lru, fill, b, s, t)
         if tags[_u(b), _u(s), _u(w)] >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
                 cnt[C_DRAM_WR] += fetch_bytes
+                moved += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
             else:
                 d = dirty[_u(b), _u(s), _u(w)]
@@ -449,6 +454,7 @@ def l2_access(
                     n += d & np.uint32(1)
                     d >>= np.uint32(1)
                 cnt[C_DRAM_WR] += n * fetch_bytes
+                moved += n * fetch_bytes
                 dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc)
         tags[_u(b), _u(s), _u(w)] = line
         valid[_u(b), _u(s), _u(w)] = 0
@@ -468,6 +474,7 @@ def l2_access(
             dirty[_u(b), _u(s), _u(w)] |= bit
         else:
             cnt[C_DRAM_WR] += fetch_bytes
+            moved += fetch_bytes
             dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc)
         if full:
             partial[_u(b), _u(s), _u(w)] &= ~bit
@@ -475,13 +482,15 @@ def l2_access(
             partial[_u(b), _u(s), _u(w)] |= bit
         else:
             cnt[C_DRAM_RD] += fetch_bytes
+            moved += fetch_bytes
             ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
     else:
         partial[_u(b), _u(s), _u(w)] &= ~bit
         cnt[C_DRAM_RD] += fetch_bytes
+        moved += fetch_bytes
         ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
-    return MISS, ready
+    return MISS, ready, moved
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -595,7 +604,7 @@ def run_kernel(
         n_l2m = 0
         n_l2rd = 0
         n_l2rdm = 0
-        dram0 = cnt[C_DRAM_RD] + cnt[C_DRAM_WR]
+        n_dram = 0  # DRAM bytes moved
         for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
             t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
             l1_port[_u(c)] = t + port_step
@@ -726,13 +735,14 @@ def run_kernel(
                         full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
                     else:
                         full = rfull == all_sec and kind == 1
-                    o, rd = l2_access(
+                    o, rd, moved = l2_access(
                         l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                         l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
                         write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                         dram_free, ch, dram_bpc,
                     )  # fmt: skip
                     n_l2 += 1
+                    n_dram += moved
                     if not is_w:
                         n_l2rd += 1
                     if o == MISS:
@@ -776,7 +786,7 @@ def run_kernel(
         per_inst[_u(j), I_L1_MISS] += n_miss
         per_inst[_u(j), I_L2_ACC] += n_l2
         per_inst[_u(j), I_L2_MISS] += n_l2m
-        per_inst[_u(j), I_DRAM_BYTES] += cnt[C_DRAM_RD] + cnt[C_DRAM_WR] - dram0
+        per_inst[_u(j), I_DRAM_BYTES] += n_dram
 
 
 # The timed driver lives in this module, beside run_kernel, so that numba's on-disk
