@@ -620,7 +620,7 @@ def run_kernel(
             # do loads when the L1 is off; one pass of the loop below, t_l2 = t
             direct = kind != 0 or not l1_enabled
             s1 = 0
-            if l1_enabled:
+            if l1_enabled and kind != 2:  # the L1 set of a read or a store
                 s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
             if direct:
                 nk = 1
@@ -729,9 +729,9 @@ def run_kernel(
                 # one cost about a third of the cache simulator's compile time ----
                 ready = -np.inf
                 for q in range(nq2):
-                    if l2_sectored and not (qmask >> np.uint32(q)) & np.uint32(1):
-                        continue
                     if l2_sectored:
+                        if not (qmask >> np.uint32(q)) & np.uint32(1):
+                            continue
                         full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
                     else:
                         full = rfull == all_sec and kind == 1
