@@ -359,10 +359,19 @@ def block_bank(
 
 @njit(cache=True, inline="always")
 def dram_queue(
-    dram_free: np.ndarray, ch: np.int64, t: float, nbytes: np.int64, bpc: float
+    dram_free: np.ndarray,
+    ch: np.int64,
+    t: float,
+    nbytes: np.int64,
+    bpc: float,
+    cnt: np.ndarray,
+    counter: np.int64,
 ) -> float:
     """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
-    ``max(t, channel free)``; returns the service start (FIFO in arrival order)."""
+    ``max(t, channel free)`` and add ``nbytes`` to ``cnt[counter]`` (``C_DRAM_RD`` or
+    ``C_DRAM_WR``), so that every transfer queued is counted; returns the service start
+    (FIFO in arrival order)."""
+    cnt[counter] += nbytes
     s = dram_free[_u(ch)] if dram_free[_u(ch)] > t else t
     dram_free[_u(ch)] = s + nbytes / bpc
     return s
@@ -423,9 +432,8 @@ def l2_access(
             if write_back:
                 dirty[_u(b), _u(s), _u(w)] |= bit
             else:
-                cnt[C_DRAM_WR] += fetch_bytes
                 moved += fetch_bytes
-                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
+                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
         if fill[_u(b), _u(s), _u(w), _u(k)] > t:
             cnt[C_L2_PEND] += 1
             if merges[_u(b), _u(s), _u(w), _u(k)] < max_merge:
@@ -435,27 +443,24 @@ def l2_access(
         return HIT, t, moved
     # miss
     if is_write and not write_alloc:
-        cnt[C_DRAM_WR] += fetch_bytes
         moved += fetch_bytes
-        dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
+        dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
         return MISS, t, moved
     t_eff = t
     if w < 0:
         w, t_eff = victim(tags, lru, fill, b, s, t)
         if tags[_u(b), _u(s), _u(w)] >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
-                cnt[C_DRAM_WR] += fetch_bytes
                 moved += fetch_bytes
-                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc)
+                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
             else:
                 d = dirty[_u(b), _u(s), _u(w)]
                 n = 0
                 while d:
                     n += d & np.uint32(1)
                     d >>= np.uint32(1)
-                cnt[C_DRAM_WR] += n * fetch_bytes
                 moved += n * fetch_bytes
-                dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc)
+                dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
         tags[_u(b), _u(s), _u(w)] = line
         valid[_u(b), _u(s), _u(w)] = 0
         dirty[_u(b), _u(s), _u(w)] = 0
@@ -473,22 +478,21 @@ def l2_access(
         if write_back:
             dirty[_u(b), _u(s), _u(w)] |= bit
         else:
-            cnt[C_DRAM_WR] += fetch_bytes
             moved += fetch_bytes
-            dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc)
+            dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
         if full:
             partial[_u(b), _u(s), _u(w)] &= ~bit
         elif ns > 1:
             partial[_u(b), _u(s), _u(w)] |= bit
         else:
-            cnt[C_DRAM_RD] += fetch_bytes
             moved += fetch_bytes
-            ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
+            ready = (
+                dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD) + dram_lat
+            )
     else:
         partial[_u(b), _u(s), _u(w)] &= ~bit
-        cnt[C_DRAM_RD] += fetch_bytes
         moved += fetch_bytes
-        ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc) + dram_lat
+        ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD) + dram_lat
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
     return MISS, ready, moved
 
