@@ -65,7 +65,8 @@ counts depend on where it sits in its block (the first warp to touch a line
 misses, the others hit), which per-PC averages smooth out. This also needs no
 per-warp tracking in the cache simulation. ``dram_bytes`` is the DRAM traffic of the
 same requests (per-PC averages of the bytes each access moved: its fetch, and the
-write-back of a dirty line it evicted), for eq. (8) (:func:`mdm.models.interval.memory_inputs`). :func:`interval_profile` can take a
+write-back of a dirty line it evicted), for eq. (8)
+(:func:`mdm.models.interval.memory_inputs`). :func:`interval_profile` can take a
 tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
 warp's own counts are used.
 """
