@@ -42,7 +42,7 @@ GOLDEN_WARP = [
     (C.INT, [3], [2]),  # waits r2: issue 5, gap 3, r3 at 9
     (C.INT, [4], [1]),  # waits r1: issue 100, gap 94, r4 at 104
     (C.INT, [5], [4]),  # issue 104, gap 3, r5 at 108
-    (C.ST_GLOBAL, [], [5, 1]),  # issue 108, gap 3; nothing outstanding after
+    (C.ST_GLOBAL, [], [5, 1]),  # issue 108, gap 3; acknowledged at 108 + 4 = 112
 ]
 
 
@@ -71,18 +71,20 @@ def test_golden_intervals_every_gap() -> None:
     k = kernel_from_warps([GOLDEN_WARP])
     p = interval_profile(k, 0, lat_table(), merge_threshold=0)
     assert p.n_insts.tolist() == [2, 1, 1, 1, 1]
-    assert p.stall.tolist() == [3, 94, 3, 3, 0]
-    # warp alone takes last issue + 1 = 109 cycles
-    assert p.total_insts + p.total_stall == 109
+    # the last interval waits from cycle 109 for the store's acknowledgement at 112
+    assert p.stall.tolist() == [3, 94, 3, 3, 3]
+    # warp alone is done when its store is acknowledged: 112 cycles
+    assert p.total_insts + p.total_stall == 112
     assert p.warp == 0
 
 
 def test_golden_intervals_merged() -> None:
     k = kernel_from_warps([GOLDEN_WARP])
     p = interval_profile(k, 0, lat_table(), merge_threshold=10)
-    # gap 3 merged into interval 0, gap 94 closes it; the two later gaps of 3 merge
+    # gap 3 merged into interval 0, gap 94 closes it; the two later gaps of 3 merge,
+    # and the store's acknowledgement adds 3 after the last issue
     assert p.n_insts.tolist() == [3, 3]
-    assert p.stall.tolist() == [97, 6]
+    assert p.stall.tolist() == [97, 9]
 
 
 def test_default_threshold_is_authors_ten() -> None:
@@ -96,6 +98,34 @@ def test_last_interval_waits_for_longest_result() -> None:
     # issues 0, 1; r1 ready at 100: stall from cycle 2 to 100
     assert p.n_insts.tolist() == [2]
     assert p.stall.tolist() == [98]
+
+
+def test_warp_waits_for_its_last_store_acknowledgement() -> None:
+    t = lat_table().class_cycles.copy()
+    t[C.ST_GLOBAL] = 50.0
+    lat = Latencies(t, np.zeros(0, np.uint32), np.zeros(0))
+    # load at 0 (r1 at 100), store at 1 (ack at 51), int at 2: the load is the longest
+    k = kernel_from_warps([[(C.LD_GLOBAL, [1], [0]), (C.ST_GLOBAL, [], [0]), (C.INT, [2], [0])]])
+    assert interval_profile(k, 0, lat, merge_threshold=0).stall.tolist() == [97]
+    # load result used at 100, store issued at 101 and acknowledged at 151
+    k = kernel_from_warps([[(C.LD_GLOBAL, [1], [0]), (C.ST_GLOBAL, [], [1])]])
+    p = interval_profile(k, 0, lat, merge_threshold=0)
+    assert p.n_insts.tolist() == [1, 1]
+    assert p.stall.tolist() == [99, 49]
+    # the representative-warp walk sees the same single-warp time
+    n, s = warp_summaries(k, lat)
+    assert n.tolist() == [2] and s.tolist() == [148]
+
+
+def test_store_acknowledgement_latency_follows_the_l1_write_policy() -> None:
+    g = gpu()
+    l1 = g.l1.hit_latency_cycles
+    l2 = g.l2_hit_latency_cycles
+    assert gpu_latencies(g).class_cycles[C.ST_GLOBAL] == pytest.approx(l1 + l2)
+    wb = g.with_updates({"l1.write_policy": "write_back"})
+    assert gpu_latencies(wb).class_cycles[C.ST_GLOBAL] == pytest.approx(l1)
+    off = g.with_updates({"l1.write_policy": "write_back", "l1.enabled": False})
+    assert gpu_latencies(off).class_cycles[C.ST_GLOBAL] == pytest.approx(l1 + l2)
 
 
 def _stats() -> PCStats:
@@ -122,8 +152,9 @@ def test_load_latency_and_memory_columns_from_pc_stats() -> None:
     assert per[0] == pytest.approx(95.0)
     assert per[1] == g.latency.int_alu_cycles
     p = interval_profile(k, 0, lat, stats=_stats(), merge_threshold=0)
-    # inst 3 waits until 95: gap 95 - 5 - 1
-    assert p.stall.tolist() == pytest.approx([3, 89, 3, 3, 0])
+    # inst 3 waits until 95: gap 95 - 5 - 1; the store (issue 103) is acknowledged
+    # after the L1 and L2 hit latencies, 20 + 100: the warp ends at 223, 119 after 104
+    assert p.stall.tolist() == pytest.approx([3, 89, 3, 3, 119])
     assert p.read_misses.tolist() == pytest.approx([2, 0, 0, 0, 0])  # 20 misses / 10 execs
     assert p.write_reqs.tolist() == pytest.approx([0, 0, 0, 0, 3])  # 30 requests / 10 execs
     assert p.l2_miss_rate.tolist() == pytest.approx([0.25, 0, 0, 0, 1.0])
@@ -194,6 +225,8 @@ def slow_profile(
         for r in d:
             ready[r] = t + lat.class_cycles[int(cls)]
             last_done = max(last_done, ready[r])
+        if cls == C.ST_GLOBAL:  # the warp ends when its stores are acknowledged
+            last_done = max(last_done, t + lat.class_cycles[int(cls)])
         prev = t
     ns.append(cur_n)
     ss.append(cur_s + max(0.0, last_done - prev - 1.0))
@@ -300,7 +333,7 @@ def test_dual_issue_slots_golden() -> None:
     p = interval_profile(k, 0, lat_table(), merge_threshold=0, issue_width=2)
     assert p.n_insts.tolist() == [2, 1, 1, 1, 1]  # intervals from the single-issue walk
     assert p.issue_slots.tolist() == [1, 1, 1, 1, 1]
-    assert p.stall.tolist() == [3, 94, 3, 3, 0]
+    assert p.stall.tolist() == [3, 94, 3, 3, 3]
     assert interval_profile(k, 0, lat_table(), merge_threshold=0).issue_slots is None
 
 
