@@ -20,8 +20,9 @@ import pytest
 from mdm.config.gpu import GPUConfig
 from mdm.models.base import get_model
 from mdm.models.gpumech import gpumech_mshr_factor, gpumech_queue_delay
-from mdm.models.interval import memory_inputs
+from mdm.models.interval import final_wave, memory_inputs
 from mdm.models.mdm import (
+    kernel_end_drain,
     mdm_extra_batches,
     mdm_queue_stalls,
     noc_saturated,
@@ -263,13 +264,34 @@ def test_mdm_pipelined_by_hand() -> None:
     assert stack == pytest.approx(
         {"base": 15, "dependency": 400, "mshr": 125, "noc": 32 + 192 + 259, "dram": 16}
     )
-    # never slower than faithful MDM; equal without extra batches (NMD-only profile)
+    # the last interval is MD and saturated (eq. 10: 16 x 6 x 2 = 192 > 100): its queue
+    # is exposed in full already, so no kernel-end term
+    assert kernel_end_drain(_inp()) == (0.0, 0.0)
+    assert p.details["S_KernelEnd"] == 0.0
+    # never slower than faithful MDM here
     assert p.cycles <= get_model("mdm").predict_kernel(_inp()).cycles
+
+
+def test_mdm_pipelined_kernel_end_by_hand() -> None:
+    """NMD-only profile: no extra batches, so MDM-Pipelined is MDM plus the kernel-end
+    term, the other half of the last interval's eq. (9) queue: M = min(1 x 2, 4) = 2,
+    S^NoC = 1/2 x 2 SMs x 2 x 16 = 32, S^DRAM = 1/2 x 2 x 2 x (0.5 x 128 / 32) = 4."""
     nmd_prof = IntervalProfile.from_lists([10], [300], [1], [0], 0.5)
     nmd = kernel_input_from_profile(GPU, nmd_prof, warps_per_sm=2, active_sms=2)
-    assert get_model("mdm-pipelined").predict_kernel(nmd).cycles == pytest.approx(
-        get_model("mdm").predict_kernel(nmd).cycles
+    assert kernel_end_drain(nmd) == pytest.approx((32.0, 4.0))
+    p = get_model("mdm-pipelined").predict_kernel(nmd)
+    assert p.details["S_KernelEnd"] == pytest.approx(36.0)
+    assert p.cycles == pytest.approx(get_model("mdm").predict_kernel(nmd).cycles + 36.0)
+    stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
+    assert stack["noc"] == pytest.approx(32.0 + 32.0) and stack["dram"] == pytest.approx(8.0)
+    # 5 blocks of 2 warps on 2 SMs, 1 block per SM: 2 full waves and a tail of 1 block,
+    # whose 2 warps on 1 SM queue 1/2 x 1 x 2 x 16 = 16 and 1/2 x 1 x 2 x 2 = 2
+    tail = kernel_input_from_profile(
+        GPU, nmd_prof, warps_per_sm=2, active_sms=2, n_blocks=5, warps_per_block=2
     )
+    assert final_wave(tail) == (2, 1)
+    assert kernel_end_drain(tail) == pytest.approx((16.0, 2.0))
+    assert final_wave(nmd) == (2, 2)
 
 
 def test_mdm_pipelined_fractional_batches_by_hand() -> None:

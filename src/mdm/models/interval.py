@@ -224,6 +224,18 @@ def check_input(inp: KernelInput) -> None:
 WaveFn = Callable[[KernelInput, int, int], WaveTerms]
 
 
+def final_wave(inp: KernelInput) -> tuple[int, int]:
+    """``(W, #SMs)`` of the kernel's last wave: the partial tail wave's when the blocks
+    fill more than one wave and leave a remainder, else the full wave's."""
+    if inp.waves > 1:
+        full = math.floor(inp.waves)
+        tail_blocks = inp.n_blocks - full * inp.blocks_per_sm * inp.active_sms
+        if tail_blocks > 0:
+            sms_tail = min(inp.active_sms, tail_blocks)
+            return math.ceil(tail_blocks / sms_tail) * inp.warps_per_block, sms_tail
+    return inp.warps_per_sm, inp.active_sms
+
+
 def predict_interval_model(
     model: str,
     inp: KernelInput,
@@ -242,11 +254,9 @@ def predict_interval_model(
     details = dict(main.details)
     if waves > 1:
         full = math.floor(waves)
-        tail_blocks = inp.n_blocks - full * inp.blocks_per_sm * inp.active_sms
         totals = {k: v * full for k, v in totals.items()}
-        if tail_blocks > 0:
-            sms_tail = min(inp.active_sms, tail_blocks)
-            w_tail = math.ceil(tail_blocks / sms_tail) * inp.warps_per_block
+        if full < waves:
+            w_tail, sms_tail = final_wave(inp)
             for k, v in wave(inp, w_tail, sms_tail).totals().items():
                 totals[k] += v
             details["tail_warps_per_sm"] = float(w_tail)

@@ -69,6 +69,29 @@ Effect on the 83 reference runs (``mdm-pipelined``): SM7_QV100 baselines 21.45% 
 15.6% -> 15.7% (gemm_tiled -23% -> -24%), MD+NMD 16.9% unchanged. The simulated
 blocking is smaller than Accel-Sim's (per bank: gemm_tiled 146 vs 902 cycles on
 SM7_QV100, 123 vs 466 on mdm_pascal; spmv_csr 331 vs 405 on SM7_QV100).
+
+Kernel end (fourth step, :func:`kernel_end_drain`): the kernel's ``noc`` and ``dram``
+terms gain, once, the part of its last wave's *last* interval's queue that eq. (9)
+leaves unexposed (half the drain, unless the interval is MD and saturated).
+Mechanism: eq. (9)'s half drain is the mean wait of an interval's requests, all
+queued together (the model's saturation assumption), but a kernel ends with its last
+request (a load, or the last store's acknowledgement, which the warp waits for:
+:mod:`mdm.profile.interval`), and that one waits for the whole drain. Evidence:
+Accel-Sim's scheduler cycles with no warp left (``W0_Idle``, per scheduler: the
+kernel's tail) against this term, baselines: SM7_QV100 vecadd 247 vs 185 cycles,
+stencil2d 525 vs 370 (two kernels), gemm_tiled 357 vs 185, spmv_csr 422 vs 185,
+kmeans 430 vs 185, gather 500 vs 185; mdm_pascal vecadd 198 vs 173, stencil2d 348 vs
+340, gemm_tiled 397 vs 633, spmv_csr 486 vs 159, kmeans 182 vs 149, gather 641 vs
+159 (stride1 and stride32: 100-366 vs 0, their last interval has no queue left
+hidden). The idle cycles also hold the SMs that run fewer blocks, so they bound the
+tail from above; the term stays below them in 15 of 16 runs. Effect on the 83
+reference runs (``mdm-pipelined``): SM7_QV100 baselines 20.2% -> 17.8% (stencil2d
++47% -> +29%, gemm_tiled +70% -> +62%, vecadd -4% -> -7%), mdm_pascal baselines
+13.4% -> 14.5% (stencil2d -32% -> -34%, gemm_tiled -24% -> -28%: both were too slow
+already, see docs/status.md), MD+NMD 15.7% -> 16.1% (MD 13.2% -> 13.4%, NMD 22.4% ->
+23.6%). It applies to every scheduler: limiting it to loose round robin (whose
+lockstep warps queue their last requests together) would leave mdm_pascal unchanged,
+but the idle tails above are as long under greedy-then-oldest.
 """
 
 from __future__ import annotations
@@ -81,6 +104,7 @@ from mdm.models.interval import (
     MemoryInputs,
     WaveTerms,
     common_details,
+    final_wave,
     memory_inputs,
     predict_interval_model,
     stack_terms,
@@ -121,6 +145,22 @@ def l2_merge_block_stall(inp: KernelInput) -> float:
     kernel, in the ``mshr`` component; 0 when no L2 read found its entry full.
     """
     return inp.cache.l2_blocked_cycles / inp.gpu.l2.banks
+
+
+def kernel_end_drain(inp: KernelInput) -> tuple[float, float]:
+    """MDM-Pipelined's kernel-end ``(noc, dram)`` cycles (module docstring, fourth step).
+
+    The last interval's eq. (9) queue not already exposed, in the kernel's last wave
+    (:func:`~mdm.models.interval.final_wave`): ``(1 - e) #SMs M L^Service`` with ``e``
+    eq. (9)'s exposure (1 for an MD saturated interval, else 1/2); ``(0, 0)`` for a
+    profile without intervals.
+    """
+    if inp.profile.n_intervals == 0:
+        return 0.0, 0.0
+    mi = memory_inputs(inp, *final_wave(inp))
+    s_noc, s_dram, sat = mdm_queue_stalls(mi)
+    hidden = 0.0 if mi.md[-1] and sat[-1] else 1.0  # eq. (9) exposed 1/2: the other half
+    return hidden * float(s_noc[-1]), hidden * float(s_dram[-1])
 
 
 def pipelined_stack_terms(
@@ -219,12 +259,20 @@ class MDMPipelined(Model):
     """MDM with pipelined batches: ``max(L, S^NoC, S^DRAM)`` per extra batch (module doc)."""
 
     name = "mdm-pipelined"
-    description = "MDM with overlapping MSHR batches (our variant; eq. 5 max instead of sum)"
+    description = (
+        "MDM with overlapping MSHR batches (eq. 5 max instead of sum), L2 merge blocking "
+        "and the kernel-end drain (our variant)"
+    )
 
     def predict_kernel(self, inp: KernelInput) -> KernelPrediction:
         s_l2 = l2_merge_block_stall(inp)
+        end_noc, end_dram = kernel_end_drain(inp)
         pred = predict_interval_model(
-            self.name, inp, _wave("mdm", "mdm", pipelined=True), kernel_terms={"mshr": s_l2}
+            self.name,
+            inp,
+            _wave("mdm", "mdm", pipelined=True),
+            kernel_terms={"mshr": s_l2, "noc": end_noc, "dram": end_dram},
         )
         pred.details["S_L2MSHR"] = s_l2
+        pred.details["S_KernelEnd"] = end_noc + end_dram
         return pred
