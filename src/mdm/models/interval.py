@@ -255,7 +255,7 @@ def predict_interval_model(
     if waves > 1:
         full = math.floor(waves)
         totals = {k: v * full for k, v in totals.items()}
-        if full < waves:
+        if inp.n_blocks > full * inp.blocks_per_sm * inp.active_sms:  # a partial tail wave
             w_tail, sms_tail = final_wave(inp)
             for k, v in wave(inp, w_tail, sms_tail).totals().items():
                 totals[k] += v
