@@ -224,16 +224,21 @@ def check_input(inp: KernelInput) -> None:
 WaveFn = Callable[[KernelInput, int, int], WaveTerms]
 
 
-def final_wave(inp: KernelInput) -> tuple[int, int]:
-    """``(W, #SMs)`` of the kernel's last wave: the partial tail wave's when the blocks
-    fill more than one wave and leave a remainder, else the full wave's."""
+def tail_wave(inp: KernelInput) -> tuple[int, int] | None:
+    """``(W, #SMs)`` of the partial last wave when the blocks fill more than one wave and
+    leave a remainder, else None."""
     if inp.waves > 1:
         full = math.floor(inp.waves)
         tail_blocks = inp.n_blocks - full * inp.blocks_per_sm * inp.active_sms
         if tail_blocks > 0:
             sms_tail = min(inp.active_sms, tail_blocks)
             return math.ceil(tail_blocks / sms_tail) * inp.warps_per_block, sms_tail
-    return inp.warps_per_sm, inp.active_sms
+    return None
+
+
+def final_wave(inp: KernelInput) -> tuple[int, int]:
+    """``(W, #SMs)`` of the kernel's last wave: :func:`tail_wave`'s, else the full wave's."""
+    return tail_wave(inp) or (inp.warps_per_sm, inp.active_sms)
 
 
 def predict_interval_model(
@@ -255,8 +260,9 @@ def predict_interval_model(
     if waves > 1:
         full = math.floor(waves)
         totals = {k: v * full for k, v in totals.items()}
-        if inp.n_blocks > full * inp.blocks_per_sm * inp.active_sms:  # a partial tail wave
-            w_tail, sms_tail = final_wave(inp)
+        tail = tail_wave(inp)
+        if tail is not None:
+            w_tail, sms_tail = tail
             for k, v in wave(inp, w_tail, sms_tail).totals().items():
                 totals[k] += v
             details["tail_warps_per_sm"] = float(w_tail)
