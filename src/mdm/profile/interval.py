@@ -281,11 +281,15 @@ def _walk(dst, src, lat, store, start, end, merge_threshold, ready, starts, stal
 
 
 @njit(cache=True)
-def _issue_groups(dst, src, unit, lat, width, diff_units, ready):  # noqa: ANN001, ANN202
+def _issue_groups(dst, src, unit, lat, width, diff_units, ready, t_issue):  # noqa: ANN001, ANN202
     """Scoreboard walk at issue-group granularity (module docstring, issue slots).
 
     Returns a bool per instruction: True when it issues in the same cycle as the one
-    before it. ``ready`` must be zero on entry.
+    before it; ``t_issue`` receives each instruction's issue cycle. ``ready`` must be
+    zero on entry. A wider issue never delays an instruction (each ``t_issue`` is
+    non-increasing in ``width``), but it can need *more* groups: issuing an instruction
+    earlier can leave its successor not yet ready to pair with it (greedy in-order
+    grouping; tested).
     """
     n = dst.shape[0]
     joined = np.zeros(n, np.bool_)
@@ -325,6 +329,7 @@ def _issue_groups(dst, src, unit, lat, width, diff_units, ready):  # noqa: ANN00
             t_group = t
             size = 1
             first = k
+        t_issue[k] = t
         done = t + lat[k]
         for jd in range(dst.shape[1]):
             d = dst[k, jd]
@@ -523,6 +528,7 @@ def interval_profile(
             int(issue_width),
             bool(dual_issue_diff_units),
             np.zeros(_n_regs(kernel), np.float64),
+            np.empty(b - a, np.float64),
         )
         joined[starts] = False  # an interval's first instruction opens a slot of its own
         slots = n_insts - np.add.reduceat(joined.astype(np.float64), starts)
