@@ -118,8 +118,12 @@ def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
     st.lists(st.integers(0, 4096), min_size=32, max_size=32),
     st.sampled_from([4, 8, 16]),
     st.sampled_from(["warp", "quarter_warp"]),
+    st.integers(0, 32),
 )
-def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str) -> None:
+def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str, n_sorted: int) -> None:
+    """``n_sorted``: the first lanes in ascending order (the coalescer's fast path until
+    the order first breaks, then its hash)."""
+    offsets = sorted(offsets[:n_sorted]) + offsets[n_sorted:]
     k = make_kernel([(LD, [o * width for o in offsets], width)])
     r = coalesce(k, 128, 32, rule)
     got = [(int(line), int(m)) for line, m in zip(r.req_line, r.req_mask, strict=True)]

@@ -89,7 +89,9 @@ def coalesce(
     n_addr = addr_ptr[inst + 1] - addr_ptr[inst]
     cap = int(((2 + width[inst].astype(np.int64) // 32) * n_addr).sum())
     # outputs allocated by NumPy (huge pages for large arrays: far fewer page faults
-    # than numba's allocator on these multi-100 MB buffers), trimmed by a copy
+    # than numba's allocator on these multi-100 MB buffers); the results are views of
+    # their first ``nr`` entries: the unused tail is never written, so (allocated by
+    # mmap) it takes no memory, and no trimming copy is made
     out = (np.empty(cap, np.int64), np.empty(cap, np.uint32), np.empty(cap, np.uint32))
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
     nr = _coalesce(
@@ -105,7 +107,7 @@ def coalesce(
         ptr,
         *out,
     )
-    line, mask, full = (a[:nr].copy() for a in out)
+    line, mask, full = (a[:nr] for a in out)
     return CoalescedRequests(inst, ptr, line, mask, full)
 
 
@@ -135,6 +137,12 @@ def _mod(a: np.int64, d: np.int64, d_log2: np.int64) -> np.int64:
     if d_log2 >= 0:
         return a & (d - 1)
     return a % d
+
+
+@njit(cache=True, inline="always")
+def _slot(key: np.int64) -> np.int64:
+    """Home slot of ``key`` in the per-group hash."""
+    return (key ^ (key >> 9) ^ (key >> 19)) & (_HASH - 1)
 
 
 @njit(cache=True)
@@ -195,6 +203,7 @@ def _coalesce(
         for g0 in range(0, 32, group):
             nk = 0
             gen += 1
+            ascending = True
             for lane in range(g0, g0 + group):
                 if not (msk >> np.uint32(lane)) & np.uint32(1) or k >= na:
                     continue
@@ -206,21 +215,44 @@ def _coalesce(
                     key = _div(b, seg, seg_log2)
                     seg_end = (key + 1) * seg - 1
                     e = last if last < seg_end else seg_end
-                    h = (key ^ (key >> 9) ^ (key >> 19)) & (_HASH - 1)
-                    while h_gen[h] == gen and h_key[h] != key:
-                        h = (h + 1) & (_HASH - 1)
-                    if h_gen[h] == gen:
-                        x = h_pos[h]
-                    else:  # a new key
+                    # fast paths: the key of the previous lane again, or a key above every
+                    # key so far while they are still ascending (no hash needed: lanes of
+                    # coalesced and of strided accesses); the hash is built from the keys
+                    # so far when the order first breaks
+                    if nk > 0 and keys[nk - 1] == key:
+                        x = nk - 1
+                    elif ascending and (nk == 0 or key > keys[nk - 1]):
                         x = nk
-                        h_gen[h] = gen
-                        h_key[h] = key
-                        h_pos[h] = nk
                         keys[nk] = key
                         kmask[nk] = 0
                         for s in range(spl):
                             kbytes[nk, s] = 0
                         nk += 1
+                    else:
+                        if ascending:
+                            ascending = False
+                            for y in range(nk):
+                                h = _slot(keys[y])
+                                while h_gen[h] == gen:
+                                    h = (h + 1) & (_HASH - 1)
+                                h_gen[h] = gen
+                                h_key[h] = keys[y]
+                                h_pos[h] = y
+                        h = _slot(key)
+                        while h_gen[h] == gen and h_key[h] != key:
+                            h = (h + 1) & (_HASH - 1)
+                        if h_gen[h] == gen:
+                            x = h_pos[h]
+                        else:  # a new key
+                            x = nk
+                            h_gen[h] = gen
+                            h_key[h] = key
+                            h_pos[h] = nk
+                            keys[nk] = key
+                            kmask[nk] = 0
+                            for s in range(spl):
+                                kbytes[nk, s] = 0
+                            nk += 1
                     off = _mod(b, line_bytes, line_log2)
                     offe = _mod(e, line_bytes, line_log2)
                     s_hi = _div(offe, sector_bytes, sec_log2)
@@ -237,7 +269,7 @@ def _coalesce(
                         kbytes[x, s] |= bits
                     b = e + 1
             # emit the group's requests sorted by address (insertion sort, nk <= 64)
-            for x in range(1, nk):
+            for x in range(1, 0 if ascending else nk):
                 y = x
                 while y > 0 and keys[y - 1] > keys[y]:
                     keys[y - 1], keys[y] = keys[y], keys[y - 1]
