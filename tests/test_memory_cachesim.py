@@ -87,7 +87,9 @@ def test_coalescer_golden_counts() -> None:
     )
     r = coalesce(k, 128, 32, "warp")
     assert list(r.n_requests) == [1, 32, 2, 1]
-    assert r.req_mask[0] == 0b1111 and r.req_full[0] == 0b1111
+    assert r.req_mask[0] == 0b1111 and r.req_full[0] == 0  # a load writes no byte
+    st = coalesce(make_kernel([(ST, [4096 + 4 * i for i in range(32)], 4)]), 128, 32, "warp")
+    assert st.req_mask[0] == 0b1111 and st.req_full[0] == 0b1111
     q = coalesce(k, 128, 32, "quarter_warp")
     # per 8-thread group: 1 sector (32 B) each; 8 lines each; 2 sectors of one line; 1 sector
     assert list(q.n_requests) == [4, 32, 4, 4]
@@ -97,19 +99,33 @@ def test_coalescer_golden_counts() -> None:
 
 
 def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
+    return [[(line, m) for line, m, _ in reqs] for reqs in naive_coalesce_full(k, rule)]
+
+
+def naive_coalesce_full(k: KernelTrace, rule: str) -> list[list[tuple[int, int, int]]]:
+    """(line, sector mask, fully written sectors) per request, byte by byte."""
     out = []
     for i in global_memory_instructions(k):
         a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
         w = int(k.mem_width[i])
+        store = k.iclass[i] == ST
         group = 8 if rule == "quarter_warp" else 32
-        reqs: list[tuple[int, int]] = []
+        reqs: list[tuple[int, int, int]] = []
         for g in range(0, len(a), group):
             lines: dict[int, int] = {}
+            written: dict[tuple[int, int], set[int]] = {}
             for x in a[g : g + group]:
-                for byte in (x, x + w - 1):
+                for byte in range(x, x + w):
                     lines[byte // 128] = lines.get(byte // 128, 0) | 1 << (byte % 128 // 32)
-            reqs += sorted(lines.items())
-        out.append(reqs)
+                    written.setdefault((byte // 128, byte % 128 // 32), set()).add(byte)
+            for line, m in sorted(lines.items()):
+                full = sum(
+                    1 << sec
+                    for sec in range(4)
+                    if store and len(written.get((line, sec), ())) == 32
+                )
+                reqs.append((line, m, full))
+        out += [reqs]
     return out
 
 
@@ -119,15 +135,24 @@ def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
     st.sampled_from([4, 8, 16]),
     st.sampled_from(["warp", "quarter_warp"]),
     st.integers(0, 32),
+    st.booleans(),
+    st.sampled_from([24, 4097]),
 )
-def test_coalescer_matches_naive(offsets: list[int], width: int, rule: str, n_sorted: int) -> None:
+def test_coalescer_matches_naive(
+    offsets: list[int], width: int, rule: str, n_sorted: int, store: bool, spread: int
+) -> None:
     """``n_sorted``: the first lanes in ascending order (the coalescer's fast path until
-    the order first breaks, then its hash)."""
+    the order first breaks, then its hash). Stores also compare the fully written
+    sectors (``req_full``, 0 for loads); a small ``spread`` fills whole sectors."""
+    offsets = [o % spread for o in offsets]
     offsets = sorted(offsets[:n_sorted]) + offsets[n_sorted:]
-    k = make_kernel([(LD, [o * width for o in offsets], width)])
+    k = make_kernel([(ST if store else LD, [o * width for o in offsets], width)])
     r = coalesce(k, 128, 32, rule)
-    got = [(int(line), int(m)) for line, m in zip(r.req_line, r.req_mask, strict=True)]
-    assert got == naive_coalesce(k, rule)[0]
+    got = [
+        (int(line), int(m), int(f))
+        for line, m, f in zip(r.req_line, r.req_mask, r.req_full, strict=True)
+    ]
+    assert got == naive_coalesce_full(k, rule)[0]
 
 
 def test_coalescer_colliding_keys() -> None:

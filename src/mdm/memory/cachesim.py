@@ -340,7 +340,8 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
         return per[key]
     l1c = gpu.l1
     inst = global_memory_instructions(kernel)
-    reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst)
+    kinds = _kinds(kernel, inst)
+    reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
     inst_mem = np.full(kernel.n_instructions, -1, np.int64)
     ldst = np.isin(
@@ -354,7 +355,7 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
         reqs=reqs,
         bank=bank,
         l2set=l2set,
-        kinds=_kinds(kernel, inst),
+        kinds=kinds,
         inst_mem=inst_mem,
         upc=upc,
         pc_idx=idx,

@@ -22,7 +22,8 @@ requests are sorted by address (GPGPU-Sim keeps them in a ``std::map``).
 Output, CSR over the selected instructions: ``req_ptr[m+1]``; per request
 ``req_line`` (line index = byte address // line_bytes), ``req_mask`` (sectors of the
 line touched, bit ``k`` = sector ``k``) and ``req_full`` (sectors whose every byte is
-written by the instruction; used for the L2's fetch-on-write decision).
+written by the instruction, 0 for instructions that do not write; used for the L2's
+fetch-on-write decision).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from mdm.errors import ConfigError
-from mdm.traces.model import GLOBAL_MEMORY_CLASSES, KernelTrace
+from mdm.traces.model import GLOBAL_MEMORY_CLASSES, InstrClass, KernelTrace
 
 _MAX_KEYS = 320  # per group: 32 lanes x at most 2 + 255 // 32 segments each
 _HASH = 1024  # slots of the per-group key hash (power of two, > 2 x _MAX_KEYS)
@@ -66,8 +67,14 @@ def coalesce(
     sector_bytes: int,
     rule: str,
     inst: np.ndarray | None = None,
+    writes: np.ndarray | None = None,
 ) -> CoalescedRequests:
-    """Coalesce the global memory instructions ``inst`` (default: all) of ``kernel``."""
+    """Coalesce the global memory instructions ``inst`` (default: all) of ``kernel``.
+
+    ``writes`` (bool per instruction of ``inst``): which ones write memory, the only
+    ones whose ``req_full`` can be non-zero (default: every class but ``LD_GLOBAL``;
+    the cache simulator passes its load/store decision, which also reads local
+    opcodes)."""
     if rule not in ("warp", "quarter_warp", "warp_sector"):
         raise ConfigError(
             None,
@@ -83,6 +90,11 @@ def coalesce(
     if inst is None:
         inst = global_memory_instructions(kernel)
     inst = np.ascontiguousarray(inst, dtype=np.int64)
+    if writes is None:
+        writes = kernel.iclass[inst] != InstrClass.LD_GLOBAL
+    writes = np.ascontiguousarray(writes, dtype=np.bool_)
+    if writes.shape != inst.shape:
+        raise ValueError(f"writes: expected {inst.shape[0]} flags, got {writes.shape}")
     width = np.ascontiguousarray(kernel.mem_width, dtype=np.uint8)
     addr_ptr = np.ascontiguousarray(kernel.addr_ptr, dtype=np.int64)
     # upper bound: a lane of w bytes touches at most 2 + w // 32 segments (segments >= 32 B)
@@ -104,6 +116,7 @@ def coalesce(
         sector_bytes,
         8 if rule == "quarter_warp" else 32,
         rule == "warp",
+        writes,
         ptr,
         *out,
     )
@@ -156,6 +169,7 @@ def _coalesce(
     sector_bytes: int,
     group: int,
     segments: bool,
+    writes: np.ndarray,
     req_ptr: np.ndarray,
     out_line: np.ndarray,
     out_mask: np.ndarray,
@@ -168,6 +182,7 @@ def _coalesce(
     line_log2 = _log2(line_bytes)
     sec_log2 = _log2(sector_bytes)
     keys = np.empty(_MAX_KEYS, np.int64)  # segment key (address // segment size)
+    kslot = np.empty(_MAX_KEYS, np.int64)  # where key x's mask and bytes are (sorting)
     kmask = np.empty(_MAX_KEYS, np.uint32)
     kbytes = np.zeros((_MAX_KEYS, 32), np.uint64)  # written-byte bitmap per sector
     # key -> position in ``keys`` for the current group: open addressing, an entry is
@@ -198,6 +213,7 @@ def _coalesce(
         else:
             seg = np.int64(line_bytes)  # requests are per line, sectors in the mask
         seg_log2 = _log2(seg)
+        wr = writes[j]  # only a writing instruction tracks its written bytes (req_full)
         msk = mask[i]
         k = 0
         for g0 in range(0, 32, group):
@@ -225,8 +241,9 @@ def _coalesce(
                         x = nk
                         keys[nk] = key
                         kmask[nk] = 0
-                        for s in range(spl):
-                            kbytes[nk, s] = 0
+                        if wr:
+                            for s in range(spl):
+                                kbytes[nk, s] = 0
                         nk += 1
                     else:
                         if ascending:
@@ -250,14 +267,17 @@ def _coalesce(
                             h_pos[h] = nk
                             keys[nk] = key
                             kmask[nk] = 0
-                            for s in range(spl):
-                                kbytes[nk, s] = 0
+                            if wr:
+                                for s in range(spl):
+                                    kbytes[nk, s] = 0
                             nk += 1
                     off = _mod(b, line_bytes, line_log2)
                     offe = _mod(e, line_bytes, line_log2)
                     s_hi = _div(offe, sector_bytes, sec_log2)
                     for s in range(_div(off, sector_bytes, sec_log2), s_hi + 1):
                         kmask[x] |= np.uint32(1) << np.uint32(s)
+                        if not wr:
+                            continue
                         lo = max(off, s * sector_bytes) - s * sector_bytes
                         hi = min(offe, s * sector_bytes + sector_bytes - 1) - s * sector_bytes
                         nbits = hi - lo + 1
@@ -268,24 +288,25 @@ def _coalesce(
                             bits = bits << np.uint64(lo)
                         kbytes[x, s] |= bits
                     b = e + 1
-            # emit the group's requests sorted by address (insertion sort, nk <= 64)
+            # emit the group's requests sorted by address: the keys are sorted with the
+            # slot of their mask and bytes (insertion sort, nk <= _MAX_KEYS)
+            for x in range(nk):
+                kslot[x] = x
             for x in range(1, 0 if ascending else nk):
                 y = x
                 while y > 0 and keys[y - 1] > keys[y]:
                     keys[y - 1], keys[y] = keys[y], keys[y - 1]
-                    kmask[y - 1], kmask[y] = kmask[y], kmask[y - 1]
-                    for s in range(spl):
-                        t0 = kbytes[y - 1, s]
-                        kbytes[y - 1, s] = kbytes[y, s]
-                        kbytes[y, s] = t0
+                    kslot[y - 1], kslot[y] = kslot[y], kslot[y - 1]
                     y -= 1
             for x in range(nk):
+                q = kslot[x]
                 out_line[nr] = _div(keys[x] * seg, line_bytes, line_log2)
-                out_mask[nr] = kmask[x]
+                out_mask[nr] = kmask[q]
                 fm = np.uint32(0)
-                for s in range(spl):
-                    if kbytes[x, s] == sec_all:
-                        fm |= np.uint32(1) << np.uint32(s)
+                if wr:
+                    for s in range(spl):
+                        if kbytes[q, s] == sec_all:
+                            fm |= np.uint32(1) << np.uint32(s)
                 out_full[nr] = fm
                 nr += 1
         req_ptr[j + 1] = nr
