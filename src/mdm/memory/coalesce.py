@@ -237,34 +237,29 @@ def _coalesce(
                     # so far when the order first breaks
                     if nk > 0 and keys[nk - 1] == key:
                         x = nk - 1
-                    elif ascending and (nk == 0 or key > keys[nk - 1]):
-                        x = nk
-                        keys[nk] = key
-                        kmask[nk] = 0
-                        if wr:
-                            for s in range(spl):
-                                kbytes[nk, s] = 0
-                        nk += 1
                     else:
-                        if ascending:
-                            ascending = False
-                            for y in range(nk):
-                                h = _slot(keys[y])
-                                while h_gen[h] == gen:
-                                    h = (h + 1) & (_HASH - 1)
+                        x = -1
+                        if not (ascending and (nk == 0 or key > keys[nk - 1])):
+                            if ascending:
+                                ascending = False
+                                for y in range(nk):
+                                    h = _slot(keys[y])
+                                    while h_gen[h] == gen:
+                                        h = (h + 1) & (_HASH - 1)
+                                    h_gen[h] = gen
+                                    h_key[h] = keys[y]
+                                    h_pos[h] = y
+                            h = _slot(key)
+                            while h_gen[h] == gen and h_key[h] != key:
+                                h = (h + 1) & (_HASH - 1)
+                            if h_gen[h] == gen:
+                                x = h_pos[h]
+                            else:
                                 h_gen[h] = gen
-                                h_key[h] = keys[y]
-                                h_pos[h] = y
-                        h = _slot(key)
-                        while h_gen[h] == gen and h_key[h] != key:
-                            h = (h + 1) & (_HASH - 1)
-                        if h_gen[h] == gen:
-                            x = h_pos[h]
-                        else:  # a new key
+                                h_key[h] = key
+                                h_pos[h] = nk
+                        if x < 0:  # a new key: no sector touched, no byte written yet
                             x = nk
-                            h_gen[h] = gen
-                            h_key[h] = key
-                            h_pos[h] = nk
                             keys[nk] = key
                             kmask[nk] = 0
                             if wr:
