@@ -91,7 +91,12 @@ from mdm.config.gpu import GPUConfig, fifo_crossbar_packets_per_cycle
 from mdm.errors import ConfigError
 from mdm.memory import _core, streaming
 from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
-from mdm.memory.coalesce import CoalescedRequests, coalesce, global_memory_instructions
+from mdm.memory.coalesce import (
+    CoalescedRequests,
+    coalesce,
+    global_memory_instructions,
+    memory_kinds,
+)
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.schedule import (
     TimedLayout,
@@ -340,7 +345,7 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
         return per[key]
     l1c = gpu.l1
     inst = global_memory_instructions(kernel)
-    kinds = _kinds(kernel, inst)
+    kinds = memory_kinds(kernel, inst)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
     inst_mem = np.full(kernel.n_instructions, -1, np.int64)
@@ -404,19 +409,6 @@ class _L2State:
         self.last_order = np.zeros(
             0, np.int64
         )  # memory instructions of the last kernel, in simulation order
-
-
-def _kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
-    """0 load, 1 store, 2 atomic for each selected instruction."""
-    ic = kernel.iclass[inst]
-    kind = np.zeros(inst.shape[0], np.int8)
-    kind[ic == InstrClass.ST_GLOBAL] = 1
-    kind[ic == InstrClass.ATOMIC] = 2
-    local = ic == InstrClass.LOCAL
-    if local.any() and kernel.opcodes:
-        is_store = np.array([op.upper().startswith("ST") for op in kernel.opcodes], bool)
-        kind[local & is_store[kernel.opcode[inst]]] = 1
-    return kind
 
 
 def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:

@@ -61,6 +61,20 @@ def global_memory_instructions(kernel: KernelTrace) -> np.ndarray:
     return np.flatnonzero(np.isin(kernel.iclass, classes)).astype(np.int64)
 
 
+def memory_kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
+    """0 load, 1 store, 2 atomic for each selected instruction (int8); a local access
+    is a store when its opcode starts with ``ST``."""
+    ic = kernel.iclass[inst]
+    kind = np.zeros(inst.shape[0], np.int8)
+    kind[ic == InstrClass.ST_GLOBAL] = 1
+    kind[ic == InstrClass.ATOMIC] = 2
+    local = ic == InstrClass.LOCAL
+    if local.any() and kernel.opcodes:
+        is_store = np.array([op.upper().startswith("ST") for op in kernel.opcodes], bool)
+        kind[local & is_store[kernel.opcode[inst]]] = 1
+    return kind
+
+
 def coalesce(
     kernel: KernelTrace,
     line_bytes: int,
@@ -72,9 +86,8 @@ def coalesce(
     """Coalesce the global memory instructions ``inst`` (default: all) of ``kernel``.
 
     ``writes`` (bool per instruction of ``inst``): which ones write memory, the only
-    ones whose ``req_full`` can be non-zero (default: every class but ``LD_GLOBAL``;
-    the cache simulator passes its load/store decision, which also reads local
-    opcodes)."""
+    ones whose ``req_full`` can be non-zero (default: the stores and atomics of
+    :func:`memory_kinds`)."""
     if rule not in ("warp", "quarter_warp", "warp_sector"):
         raise ConfigError(
             None,
@@ -91,7 +104,7 @@ def coalesce(
         inst = global_memory_instructions(kernel)
     inst = np.ascontiguousarray(inst, dtype=np.int64)
     if writes is None:
-        writes = kernel.iclass[inst] != InstrClass.LD_GLOBAL
+        writes = memory_kinds(kernel, inst) != 0
     writes = np.ascontiguousarray(writes, dtype=np.bool_)
     if writes.shape != inst.shape:
         raise ValueError(f"writes: expected {inst.shape[0]} flags, got {writes.shape}")
