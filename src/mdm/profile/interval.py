@@ -65,10 +65,11 @@ an earlier member writes (scoreboard) and, with ``dual_issue_diff_units``, uses 
 execution unit no earlier member uses (:data:`UNIT_OF_CLASS`: SP for integer, FP32,
 branch, barrier and other instructions, as on Pascal where integer work runs on the SP
 units; DP; SFU; tensor; LD/ST for every memory class). ``issue_slots_i`` is the
-number of groups with a member in interval i, found by a second scoreboard walk at group
-granularity (a group that spans an interval boundary counts in both intervals, so an
-interval never has fewer than ``n_i / issue_width`` slots); the stall column keeps the single-issue walk (approximation: a pair
-issued one cycle earlier shifts later issue times by at most a cycle per pair).
+number of groups with a member in interval i, found by a second scoreboard walk at
+group granularity (a group that spans an interval boundary counts in both intervals,
+so an interval never has fewer than ``n_i / issue_width`` slots); the stall column
+keeps the single-issue walk (approximation: a pair issued one cycle earlier shifts
+later issue times by at most a cycle per pair).
 Mechanism: mdm_pascal's gemm_tiled inner loop alternates shared-memory loads and FFMAs
 that do not depend on each other, which the reference simulator issues in pairs.
 
