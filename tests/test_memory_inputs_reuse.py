@@ -22,6 +22,11 @@ from mdm.memory.stats import CacheSimResult
 from mdm.traces.workloads import generate
 
 
+def _out(lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Output arrays (bank, set) of the mapping kernels."""
+    return np.empty(lines.shape[0], np.int64), np.empty(lines.shape[0], np.int64)
+
+
 def _flat(res: CacheSimResult) -> list:
     out = []
     for k in res.kernels:
@@ -77,7 +82,7 @@ def test_gap_mapping_equals_formula(lines: list[int], banks: int, il: int, sets:
     addr = ln << 7
     chunk = addr // il
     exp_set = (((chunk // banks) * il + addr % il) // 128) % sets
-    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_LINEAR, _MASK_TABLE)
+    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_LINEAR, _MASK_TABLE, *_out(ln))
     np.testing.assert_array_equal(b, chunk % banks)
     np.testing.assert_array_equal(s, exp_set)
 
@@ -95,7 +100,7 @@ def test_gap_mapping_hashes_the_partition_address_with_ipoly(
     """Non-power-of-two banks with an IPOLY set index (titan_v: 48 banks x 32 sets): the
     set is hashing.cc's IPOLY, written out bit by bit, of the partition address."""
     ln = np.array(lines, np.int64)
-    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_IPOLY, _MASK_TABLE)
+    b, s = _map_gap(ln, 7, il, banks, 128, sets, SET_IPOLY, _MASK_TABLE, *_out(ln))
     set_log2 = sets.bit_length() - 1
     for i, line in enumerate(lines):
         addr = line << 7

@@ -1022,7 +1022,6 @@ def pc_sums(per_inst: np.ndarray, pc_pos: np.ndarray, n_pc: int) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
 def gather_requests(
     rel: np.ndarray,
     req_ptr: np.ndarray,
@@ -1033,20 +1032,24 @@ def gather_requests(
     l2set: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The CSR requests (and their bank and set) with instruction ``i`` taking the
-    requests of instruction ``rel[i]``: one pass, no index temporaries (a sweep's
-    second simulation of a layout stores its inputs in the observed issue order)."""
-    m = rel.shape[0]
-    ptr = np.zeros(m + 1, np.int64)
-    for i in range(m):
-        j = rel[_u(i)]
-        ptr[_u(i + 1)] = ptr[_u(i)] + req_ptr[_u(j + 1)] - req_ptr[_u(j)]
-    n = ptr[_u(m)]
-    o_line = np.empty(n, line.dtype)
-    o_mask = np.empty(n, mask.dtype)
-    o_full = np.empty(n, full.dtype)
-    o_bank = np.empty(n, bank.dtype)
-    o_set = np.empty(n, l2set.dtype)
-    for i in range(m):
+    requests of instruction ``rel[i]`` (a sweep's second simulation of a layout stores its
+    inputs in the observed issue order). The outputs are allocated by NumPy (huge pages;
+    numba's allocator page-faults every 4 KiB) and filled in one pass."""
+    ptr = np.zeros(rel.shape[0] + 1, np.int64)
+    np.cumsum(np.diff(req_ptr)[rel], out=ptr[1:])
+    n = int(ptr[-1])
+    out = tuple(np.empty(n, a.dtype) for a in (line, mask, full, bank, l2set))
+    _gather(rel, req_ptr, ptr, (line, mask, full, bank, l2set), out)
+    return (ptr, *out)
+
+
+@njit(cache=True)
+def _gather(rel: np.ndarray, req_ptr: np.ndarray, ptr: np.ndarray, src: tuple, dst: tuple) -> None:
+    """``dst[k][ptr[i]:ptr[i+1]] = src[k][req_ptr[rel[i]]:req_ptr[rel[i]+1]]`` for the
+    five request arrays, in one pass."""
+    line, mask, full, bank, l2set = src
+    o_line, o_mask, o_full, o_bank, o_set = dst
+    for i in range(rel.shape[0]):
         j = rel[_u(i)]
         q = ptr[_u(i)]
         for p in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
@@ -1056,4 +1059,3 @@ def gather_requests(
             o_bank[_u(q)] = bank[_u(p)]
             o_set[_u(q)] = l2set[_u(p)]
             q += 1
-    return ptr, o_line, o_mask, o_full, o_bank, o_set

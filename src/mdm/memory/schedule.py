@@ -101,19 +101,14 @@ def schedule_kernel(
     n_waves = int(warp_wave.max()) + 1
     # warps ordered by (SM, wave, position in the trace = age)
     order = np.lexsort((np.arange(n_warps), warp_wave, warp_sm)).astype(np.int64)
-    gseg, off, wseg_ptr = _segments(
-        kernel.warp_ptr.astype(np.int64),
-        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
-        np.ascontiguousarray(kernel.src, dtype=np.int16),
-        np.ascontiguousarray(kernel.dst, dtype=np.int16),
-    )
+    gseg, wseg_ptr, seg_first = _split(kernel)
     nseg = int(wseg_ptr[-1])
     # issue cost of an instruction: 1/schedulers cycles, or one cycle per L1 access
     cost = np.full(kernel.n_instructions, 1.0 / schedulers)
     if requests is not None:
         cost = np.maximum(cost, requests)
     cum = np.cumsum(cost)
-    first = np.searchsorted(gseg, np.arange(nseg))
+    first = seg_first[:nseg]
     off = cum - cost - (cum[first] - cost[first])[gseg]
     seg_cost = np.bincount(gseg, weights=cost, minlength=nseg)
     seg_start, end_time = _issue_times(
@@ -142,18 +137,39 @@ _ATOM = int(InstrClass.ATOMIC)
 _BAR = int(InstrClass.BARRIER)
 
 
+def _split(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_segments` of ``kernel``: ``(gseg, wseg_ptr, seg_first)``. The
+    per-instruction outputs are allocated by NumPy (huge pages; numba's allocator
+    page-faults every 4 KiB of these 10-100 MB arrays)."""
+    n = kernel.n_instructions
+    gseg, seg_first = np.empty(n, np.int64), np.empty(n + 1, np.int64)
+    wseg_ptr = _segments(
+        kernel.warp_ptr.astype(np.int64),
+        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
+        np.ascontiguousarray(kernel.src, dtype=np.int16),
+        np.ascontiguousarray(kernel.dst, dtype=np.int16),
+        gseg,
+        seg_first,
+    )
+    return gseg, wseg_ptr, seg_first[: int(wseg_ptr[-1]) + 1]
+
+
 @njit(cache=True)
 def _segments(
-    warp_ptr: np.ndarray, iclass: np.ndarray, src: np.ndarray, dst: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    warp_ptr: np.ndarray,
+    iclass: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    gseg: np.ndarray,
+    seg_first: np.ndarray,
+) -> np.ndarray:
     """Split every warp into issue segments: a segment ends before the first instruction
     that reads a register written by a global/local load or atomic of the same segment,
-    and after a barrier. Returns the global segment id and offset of every instruction
-    and the first segment id of every warp (CSR)."""
+    and after a barrier. Fills the global segment id ``gseg`` of every instruction and
+    the first instruction ``seg_first`` of every segment (then the instruction count);
+    returns the first segment id of every warp (CSR)."""
     n = iclass.shape[0]
     nw = warp_ptr.shape[0] - 1
-    gseg = np.empty(n, np.int64)
-    off = np.empty(n, np.float64)
     wseg_ptr = np.zeros(nw + 1, np.int64)
     stamp = np.full(32768, -1, np.int64)
     g = -1
@@ -162,10 +178,10 @@ def _segments(
         if warp_ptr[w + 1] == warp_ptr[w]:
             continue
         g += 1
-        o = 0
+        seg_first[g] = warp_ptr[w]
         for i in range(warp_ptr[w], warp_ptr[w + 1]):
             new = False
-            if o > 0:
+            if i > warp_ptr[w]:
                 if iclass[i - 1] == _BAR:
                     new = True
                 else:
@@ -176,10 +192,8 @@ def _segments(
                             break
             if new:
                 g += 1
-                o = 0
+                seg_first[g] = i
             gseg[i] = g
-            off[i] = o
-            o += 1
             c = iclass[i]
             if c == _LD or c == _LOCAL or c == _ATOM:
                 for q in range(dst.shape[1]):
@@ -187,7 +201,8 @@ def _segments(
                     if d >= 0:
                         stamp[d] = g
     wseg_ptr[nw] = g + 1
-    return gseg, off, wseg_ptr
+    seg_first[g + 1] = n
+    return wseg_ptr
 
 
 @njit(cache=True)
@@ -270,13 +285,7 @@ class TimedLayout:
 def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray]:
     """``(wseg_ptr, seg_first)`` of :class:`TimedLayout`: the issue segments of every warp
     (:func:`_segments`), which depend on the kernel only."""
-    gseg, _, wseg_ptr = _segments(
-        kernel.warp_ptr.astype(np.int64),
-        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
-        np.ascontiguousarray(kernel.src, dtype=np.int16),
-        np.ascontiguousarray(kernel.dst, dtype=np.int16),
-    )
-    seg_first = np.searchsorted(gseg, np.arange(int(wseg_ptr[-1]) + 1)).astype(np.int64)
+    _, wseg_ptr, seg_first = _split(kernel)
     return wseg_ptr, seg_first
 
 
