@@ -1,5 +1,6 @@
-"""The cache simulator stores its per-instruction arrays in (estimated, then observed)
-issue order: a pure memory-layout change that must never change a result."""
+"""Issue order of the cache simulator: block slots refilled as blocks exit, and the
+per-instruction arrays stored in (estimated, then observed) issue order, a pure
+memory-layout change that must never change a result."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from simresult import flat as _flat
 
 from mdm.config.load import load_gpu
 from mdm.memory import cachesim, simulate_app
+from mdm.traces.model import MAX_DST, MAX_SRC, InstrClass, KernelTrace
 from mdm.traces.workloads import generate
 
 
@@ -58,3 +60,59 @@ def test_stored_order_is_a_permutation_and_last_order_is_kernel_order() -> None:
         got = ki.reqs.req_line[ki.reqs.req_ptr[pos] : ki.reqs.req_ptr[pos + 1]]
         assert np.array_equal(got, line0[ptr0[j] : ptr0[j + 1]])
     assert np.array_equal(ki.inst_mem[ki.inst[ki.perm]], np.arange(m))
+
+
+def _chain_kernel(loads_per_warp: list[int]) -> KernelTrace:
+    """One warp per block; warp ``w`` runs ``loads_per_warp[w]`` dependent loads (each
+    reads the register the previous one loaded), every lane on its own line."""
+    pcs, dst, src, addrs, ptr, wptr = [], [], [], [], [0], [0]
+    line = 0
+    for n in loads_per_warp:
+        for i in range(n):
+            pcs.append(16 * i)
+            dst.append([i + 1] + [-1] * (MAX_DST - 1))
+            src.append([i if i else -1] + [-1] * (MAX_SRC - 1))
+            addrs.extend(128 * (line + lane) for lane in range(32))
+            line += 32
+            ptr.append(len(addrs))
+        wptr.append(len(pcs))
+    n_i, n_w = len(pcs), len(loads_per_warp)
+    return KernelTrace(
+        name="chains",
+        kernel_id=1,
+        grid=(n_w, 1, 1),
+        block=(32, 1, 1),
+        nregs=8,
+        shmem_bytes=0,
+        binary_version=61,
+        warp_ptr=np.array(wptr, np.int64),
+        warp_block=np.arange(n_w, dtype=np.int32),
+        warp_id=np.zeros(n_w, np.int32),
+        pc=np.array(pcs, np.uint32),
+        opcode=np.zeros(n_i, np.uint16),
+        iclass=np.full(n_i, InstrClass.LD_GLOBAL, np.uint8),
+        mask=np.full(n_i, 0xFFFFFFFF, np.uint32),
+        dst=np.array(dst, np.int16),
+        src=np.array(src, np.int16),
+        mem_width=np.full(n_i, 4, np.uint8),
+        line=np.full(n_i, -1, np.int32),
+        addr_ptr=np.array(ptr, np.int64),
+        addrs=np.array(addrs, np.uint64),
+        opcodes=("LDG",),
+    )
+
+
+def test_a_finished_block_frees_its_slot_at_once() -> None:
+    """One SM, two block slots: block 0 runs four dependent loads (four DRAM round
+    trips), blocks 1, 2 and 3 one load each. GPGPU-Sim gives a slot to the next block as
+    soon as a block exits, so blocks 2 and 3 take block 1's slot one after the other,
+    each starting when the one before has its data, i.e. with block 0's next load:
+    0, 4 | 1, 5 | 2, 6 | 3 (block 0, the oldest, first). Waves run back to back would
+    give 0, 4, 1, 2, 3, 5, 6; one slot runs the blocks one after the other."""
+    k = _chain_kernel([4, 1, 1, 1])
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 1})
+    for slots, want in ((2, [0, 4, 1, 5, 2, 6, 3]), (1, list(range(7)))):
+        cachesim.clear_input_cache()
+        l2 = cachesim._L2State(gpu)
+        cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=slots)
+        assert l2.last_order.tolist() == want

@@ -822,8 +822,10 @@ def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
 @njit(cache=True)
 def run_timed(
     order: np.ndarray,
-    grp_ptr: np.ndarray,
-    grp_sm: np.ndarray,
+    blk_ptr: np.ndarray,
+    sm_blk: np.ndarray,
+    wblk: np.ndarray,
+    blocks_per_sm: int,
     wseg_ptr: np.ndarray,
     seg_first: np.ndarray,
     inst_mem: np.ndarray,
@@ -841,9 +843,17 @@ def run_timed(
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
-    Greedy-then-oldest per SM over the warps of its current wave: the SM issues the
-    next segment of the oldest ready warp, ``issue_cost`` cycles per instruction (1 /
-    schedulers); each global memory instruction is simulated at once
+    Blocks (``blk_ptr``: their warps' ranges in ``order``; ``sm_blk``: every SM's range
+    of blocks, in issue order; ``wblk``: the block of every position of ``order``) hold
+    ``blocks_per_sm`` residency slots per SM: the first ones start at ``t_start``, and
+    when a block's last warp has finished (its last segment issued and its loads'
+    data back) the SM's next block takes the slot at that time (GPGPU-Sim
+    ``issue_block2core`` refills a slot as soon as a block exits; the SM of every block
+    is fixed by the layout, see :mod:`mdm.memory.schedule`).
+
+    Greedy-then-oldest per SM over its resident warps: the SM issues the next segment
+    of the oldest ready warp (``order`` is by age), ``issue_cost`` cycles per
+    instruction (1 / schedulers); each global memory instruction is simulated at once
     (:func:`mdm.memory._core.run_kernel` with ``cache_args``, which sets its
     completion ``i_done``). A warp is ready again when its segment has issued and ALL
     requests of the segment's loads have completed, since the next segment starts with
@@ -859,11 +869,9 @@ def run_timed(
     reuse distances far too short: stride32 ~60 % L1 hits vs 1 % in Accel-Sim); with
     no limit every warp's first load would be queued before any second one (L2 reuse
     distances too long: stride32 100 % L2 misses vs 44 %). Shared-memory and
-    constant instructions take one cycle of the unit (bank conflicts ignored). A wave starts
-    when every warp of the previous wave on the SM has finished. ``proc`` receives the
-    memory instructions in simulation order.
+    constant instructions take one cycle of the unit (bank conflicts ignored). ``proc``
+    receives the memory instructions in simulation order.
     """
-    n_grp = grp_sm.shape[0]
     clock = np.full(n_sm, np.inf)
     # tournament tree over the SMs' clocks: the root is the SM with the earliest clock,
     # the lowest index among equal ones (the order of a linear scan with ``<``)
@@ -871,50 +879,93 @@ def run_timed(
     while leaves < n_sm:
         leaves *= 2
     tree = np.full(2 * leaves, -1, np.int64)
-    cur = np.full(n_sm, -1, np.int64)
-    last = np.full(n_sm, -1, np.int64)
-    for g in range(n_grp):
-        sm = grp_sm[g]
-        if cur[sm] < 0:
-            cur[sm] = g
-            clock[sm] = t_start
-        last[sm] = g
-    for q in range(n_sm):
-        tree[leaves + q] = q
-    for v in range(leaves - 1, 0, -1):
-        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
     nw = order.shape[0]
-    # ready time of every warp, inf once it has no segment left (one array to scan)
-    ready = np.full(nw, t_start)
+    # ready time of every warp, inf until its block starts and once it has no segment
+    # left (one array to scan)
+    ready = np.full(nw, np.inf)
     nxt = np.zeros(nw, np.int64)
     wend = np.zeros(nw, np.int64)  # end of every warp's segments, in ``order``
     for p in range(nw):
         nxt[p] = wseg_ptr[order[p]]
         wend[p] = wseg_ptr[order[p] + 1]
-        if nxt[p] >= wend[p]:
-            ready[p] = np.inf
-    wave_end = np.full(n_sm, t_start)
+    n_blk = blk_ptr.shape[0] - 1
+    live = np.zeros(n_blk, np.int64)  # warps of a started block with segments left
+    bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
+    lo = np.zeros(n_sm, np.int64)  # every SM's resident warps: order[lo:hi]
+    hi = np.zeros(n_sm, np.int64)
+    nb = np.zeros(n_sm, np.int64)  # every SM's next block to start
+    end = t_start
+    for sm in range(n_sm):
+        nb[sm] = sm_blk[sm]
+        lo[sm] = hi[sm] = blk_ptr[sm_blk[sm]]
+        for _ in range(blocks_per_sm):
+            end = _start_block(
+                sm, t_start, blk_ptr, sm_blk, nb, hi, live, bend, ready, nxt, wend, end
+            )
+        if lo[sm] < hi[sm]:
+            clock[sm] = t_start
+    for q in range(n_sm):
+        tree[leaves + q] = q
+    for v in range(leaves - 1, 0, -1):
+        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
     one = np.zeros(1, np.int64)
     lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
     lsq_head = np.zeros(n_sm, np.int64)
     return _timed_loop(
-        order, grp_ptr, grp_sm, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue,
-        t_start, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
-        cur, last, ready, nxt, wend, wave_end, one, lsq, lsq_head,
+        order, blk_ptr, sm_blk, wblk, seg_first, inst_mem, mem_is_load, issue_cost,
+        ldst_queue, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
+        ready, nxt, wend, live, bend, lo, hi, nb, one, lsq, lsq_head, end,
     )  # fmt: skip
+
+
+@njit(cache=True, _nrt=False)
+def _start_block(
+    sm: np.int64,
+    t: float,
+    blk_ptr: np.ndarray,
+    sm_blk: np.ndarray,
+    nb: np.ndarray,
+    hi: np.ndarray,
+    live: np.ndarray,
+    bend: np.ndarray,
+    ready: np.ndarray,
+    nxt: np.ndarray,
+    wend: np.ndarray,
+    end: float,
+) -> float:
+    """Start SM ``sm``'s next block (if any) at ``t``: its warps with segments become
+    ready, ``order[:hi[sm]]`` takes them in. A block without any segment ends at once and
+    the next one starts (a loop, no recursion). Returns ``end`` raised to the ends of
+    the blocks that ended."""
+    while nb[_u(sm)] < sm_blk[_u(sm + 1)]:
+        b = nb[_u(sm)]
+        nb[_u(sm)] = b + 1
+        n = 0
+        for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
+            if nxt[_u(p)] < wend[_u(p)]:
+                ready[_u(p)] = t
+                n += 1
+        hi[_u(sm)] = blk_ptr[_u(b + 1)]
+        live[_u(b)] = n
+        bend[_u(b)] = t
+        if n > 0:
+            break
+        if t > end:
+            end = t
+    return end
 
 
 @njit(cache=True, _nrt=False)
 def _timed_loop(
     order: np.ndarray,
-    grp_ptr: np.ndarray,
-    grp_sm: np.ndarray,
+    blk_ptr: np.ndarray,
+    sm_blk: np.ndarray,
+    wblk: np.ndarray,
     seg_first: np.ndarray,
     inst_mem: np.ndarray,
     mem_is_load: np.ndarray,
     issue_cost: float,
     ldst_queue: int,
-    t_start: float,
     i_sm: np.ndarray,
     i_time: np.ndarray,
     i_done: np.ndarray,
@@ -924,20 +975,22 @@ def _timed_loop(
     clock: np.ndarray,
     tree: np.ndarray,
     leaves: np.int64,
-    cur: np.ndarray,
-    last: np.ndarray,
     ready: np.ndarray,
     nxt: np.ndarray,
     wend: np.ndarray,
-    wave_end: np.ndarray,
+    live: np.ndarray,
+    bend: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    nb: np.ndarray,
     one: np.ndarray,
     lsq: np.ndarray,
     lsq_head: np.ndarray,
+    end: float,
 ) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
     reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
     n_proc = 0
-    end = t_start
     prev = -1
     while True:
         if prev >= 0:  # only the SM of the last step changed its clock
@@ -946,11 +999,12 @@ def _timed_loop(
         if sm < 0 or not clock[_u(sm)] < np.inf:
             break
         prev = sm
-        g = cur[_u(sm)]
         t = clock[_u(sm)]
+        while lo[_u(sm)] < hi[_u(sm)] and ready[_u(lo[_u(sm)])] == np.inf:
+            lo[_u(sm)] += 1  # finished warps at the front leave the scan
         pick = -1
         soonest = np.inf
-        for p in range(grp_ptr[_u(g)], grp_ptr[_u(g + 1)]):  # oldest ready warp
+        for p in range(lo[_u(sm)], hi[_u(sm)]):  # oldest ready resident warp
             r = ready[_u(p)]  # inf: finished (t < inf)
             if r <= t:
                 pick = p
@@ -958,24 +1012,9 @@ def _timed_loop(
             if r < soonest:
                 soonest = r
         if pick < 0:
-            if soonest < np.inf:
-                clock[_u(sm)] = soonest
-                continue
-            # wave finished: the next one starts when its last warp has finished
-            t = max(t, wave_end[_u(sm)])
-            if t > end:
-                end = t
-            if g == last[_u(sm)]:
-                clock[_u(sm)] = np.inf
-                continue
-            g += 1
-            while grp_sm[_u(g)] != sm:
-                g += 1
-            cur[_u(sm)] = g
-            for p in range(grp_ptr[_u(g)], grp_ptr[_u(g + 1)]):
-                if nxt[_u(p)] < wend[_u(p)]:
-                    ready[_u(p)] = t
-            clock[_u(sm)] = t
+            # none ready: wait for the soonest; none left: the SM is done (a block that
+            # ends starts the next one, so an SM without live warps has no block left)
+            clock[_u(sm)] = soonest
             continue
         gs = nxt[_u(pick)]
         sready = t
@@ -1002,11 +1041,19 @@ def _timed_loop(
         if t > sready:
             sready = t
         ready[_u(pick)] = sready
-        if sready > wave_end[_u(sm)]:
-            wave_end[_u(sm)] = sready
         nxt[_u(pick)] += 1
-        if nxt[_u(pick)] >= wend[_u(pick)]:
+        if nxt[_u(pick)] >= wend[_u(pick)]:  # the warp has finished
             ready[_u(pick)] = np.inf
+            b = wblk[_u(pick)]
+            if sready > bend[_u(b)]:
+                bend[_u(b)] = sready
+            live[_u(b)] -= 1
+            if live[_u(b)] == 0:  # its block has ended: the slot takes the next block
+                if bend[_u(b)] > end:
+                    end = bend[_u(b)]
+                end = _start_block(
+                    sm, bend[_u(b)], blk_ptr, sm_blk, nb, hi, live, bend, ready, nxt, wend, end
+                )
     return end
 
 

@@ -531,8 +531,10 @@ def simulate_kernel(
     proc = np.zeros(inst.shape[0], np.int64)
     end = run_timed(
         lay.order,
-        lay.grp_ptr,
-        lay.grp_sm,
+        lay.blk_ptr,
+        lay.sm_blk,
+        lay.wblk,
+        bps,
         lay.wseg_ptr,
         lay.seg_first,
         inst_mem,

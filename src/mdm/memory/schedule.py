@@ -13,11 +13,15 @@ instruction an SM and an approximate issue time in core cycles:
 
 * **Block assignment** (GPGPU-Sim ``issue_block2core``): blocks are issued in linear
   order, round robin over the SMs, each SM taking blocks until it holds
-  ``blocks_per_sm``; a finished block is replaced by the next one. With equal block
-  durations this is block rank ``r`` -> SM ``r mod n_active`` and residency slot
-  ``q = r // n_active``, wave ``q // blocks_per_sm`` (``n_active = min(n_sm,
-  n_blocks)``). Waves on one SM run one after another.
-* **Issue time inside a wave**: the ``R`` warps resident on an SM share its
+  ``blocks_per_sm``; a finished block is replaced by the next one. The SM of a block
+  is fixed here as if blocks lasted equally long: block rank ``r`` -> SM ``r mod
+  n_active`` (``n_active = min(n_sm, n_blocks)``), its ``r // n_active``-th block.
+  :func:`run_timed` refills an SM's slot with its next block as soon as a block's
+  last warp has finished (blocks of unequal length overlap, as in GPGPU-Sim; only
+  *which* SM the next block goes to is not decided by time). :func:`schedule_kernel`
+  runs waves of ``blocks_per_sm`` blocks back to back instead (wave
+  ``(r // n_active) // blocks_per_sm``).
+* **Issue time inside a wave** (:func:`schedule_kernel`): the ``R`` warps resident on an SM share its
   ``S`` schedulers; with loose round robin every warp issues one instruction every
   ``max(R, S) / S`` cycles, so instruction ``j`` of the warp at position ``p`` among
   the SM's resident warps is issued at ``start + (j + p / R) * max(R, S) / S``.
@@ -272,9 +276,10 @@ def _issue_times(
 class TimedLayout:
     """Static inputs of :func:`run_timed`: blocks on SMs, warp order, issue segments."""
 
-    order: np.ndarray  # int64[n_warps]: warps sorted by (SM, wave, age)
-    grp_ptr: np.ndarray  # int64[n_groups+1]: (SM, wave) groups of ``order``
-    grp_sm: np.ndarray  # int64[n_groups]
+    order: np.ndarray  # int64[n_warps]: warps sorted by (SM, block rank, age)
+    blk_ptr: np.ndarray  # int64[n_blocks+1]: every block's warps in ``order``
+    sm_blk: np.ndarray  # int64[n_sm+1]: every SM's blocks (indices of ``blk_ptr``)
+    wblk: np.ndarray  # int64[n_warps]: the block of every position of ``order``
     wseg_ptr: np.ndarray  # int64[n_warps+1]: segments of every warp (CSR)
     seg_first: np.ndarray  # int64[n_seg+1]: first instruction of every segment
     inst_sm: np.ndarray  # int32[n_inst]
@@ -300,24 +305,27 @@ def timed_layout(
     n_warps = kernel.n_warps
     if n_warps == 0:
         z = np.zeros(1, np.int64)
-        return TimedLayout(z[:0], z, z[:0], z, z, np.zeros(0, np.int32), 0, 0)
+        zs = np.zeros(n_sm + 1, np.int64)
+        return TimedLayout(z[:0], z, zs, z[:0], z, z, np.zeros(0, np.int32), 0, 0)
     blocks, block_rank = np.unique(kernel.warp_block, return_inverse=True)
     n_active = min(n_sm, blocks.shape[0])
     warp_sm = (block_rank % n_active).astype(np.int64)
-    warp_wave = (block_rank // n_active // blocks_per_sm).astype(np.int64)
-    order = np.lexsort((np.arange(n_warps), warp_wave, warp_sm)).astype(np.int64)
-    key = warp_sm[order] * (int(warp_wave.max()) + 1) + warp_wave[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    order = np.lexsort((np.arange(n_warps), block_rank, warp_sm)).astype(np.int64)
+    # blocks in that order (SM, rank), each one's warps contiguous
+    rank = block_rank[order]
+    starts = np.flatnonzero(np.r_[True, rank[1:] != rank[:-1]])
+    blk_sm = warp_sm[order[starts]]
     wseg_ptr, seg_first = kernel_segments(kernel) if segments is None else segments
     return TimedLayout(
         order=order,
-        grp_ptr=np.r_[starts, n_warps].astype(np.int64),
-        grp_sm=warp_sm[order[starts]],
+        blk_ptr=np.r_[starts, n_warps].astype(np.int64),
+        sm_blk=np.searchsorted(blk_sm, np.arange(n_sm + 1)).astype(np.int64),
+        wblk=(np.cumsum(np.r_[False, rank[1:] != rank[:-1]])).astype(np.int64),
         wseg_ptr=wseg_ptr,
         seg_first=seg_first,
         inst_sm=warp_sm[kernel.inst_warp].astype(np.int32),
         n_active_sms=n_active,
-        n_waves=int(warp_wave.max()) + 1,
+        n_waves=-(-blocks.shape[0] // (n_active * blocks_per_sm)),
     )
 
 
