@@ -21,12 +21,12 @@ instruction an SM and an approximate issue time in core cycles:
   *which* SM the next block goes to is not decided by time). :func:`schedule_kernel`
   runs waves of ``blocks_per_sm`` blocks back to back instead (wave
   ``(r // n_active) // blocks_per_sm``).
-* **Issue time inside a wave** (:func:`schedule_kernel`): the ``R`` warps resident on an SM share its
-  ``S`` schedulers; with loose round robin every warp issues one instruction every
-  ``max(R, S) / S`` cycles, so instruction ``j`` of the warp at position ``p`` among
-  the SM's resident warps is issued at ``start + (j + p / R) * max(R, S) / S``.
-  A wave starts when the previous wave of the same SM has finished, i.e. after its
-  longest warp.
+* **Issue time inside a wave** (:func:`schedule_kernel`): the ``R`` warps resident on
+  an SM share its ``S`` schedulers; with loose round robin every warp issues one
+  instruction every ``max(R, S) / S`` cycles, so instruction ``j`` of the warp at
+  position ``p`` among the SM's resident warps is issued at ``start + (j + p / R) *
+  max(R, S) / S``. A wave starts when the previous wave of the same SM has finished,
+  i.e. after its longest warp.
 * **Across SMs** all SMs run concurrently, so the global order is the sort by that
   time (ties broken by SM), which gives the shared L2 a realistic mix of SMs.
 
@@ -225,7 +225,8 @@ def _issue_times(
     Per SM, waves run back to back. Inside a wave the SM repeatedly issues the next
     segment of the oldest warp that is ready; issuing takes the sum over its
     instructions of ``max(1 / schedulers, L1 accesses)`` cycles (instruction issue, or
-    the LD/ST unit's one L1 access per cycle), and the warp is ready again ``min_round`` cycles (a load latency) later."""
+    the LD/ST unit's one L1 access per cycle), and the warp is ready again
+    ``min_round`` cycles (a load latency) later."""
     seg_start = np.zeros(seg_cost.shape[0], np.float64)
     clock = np.zeros(n_active, np.float64)
     nw = order.shape[0]

@@ -80,7 +80,8 @@ class KernelCacheStats:
 
     @property
     def l1_miss_rate(self) -> float:
-        """Read miss rate as Accel-Sim reports it: (misses) / accesses; pending hits count as hits."""
+        """Read miss rate as Accel-Sim reports it: misses / accesses (pending hits count
+        as hits)."""
         return self.l1_read_misses / self.l1_read_accesses if self.l1_read_accesses else 0.0
 
     @property
