@@ -891,18 +891,16 @@ def run_timed(
     n_blk = blk_ptr.shape[0] - 1
     live = np.zeros(n_blk, np.int64)  # warps of a started block with segments left
     bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
-    lo = np.zeros(n_sm, np.int64)  # every SM's resident warps: order[lo:hi]
-    hi = np.zeros(n_sm, np.int64)
-    nb = np.zeros(n_sm, np.int64)  # every SM's next block to start
+    # every SM's resident warps: order[lo[sm]:blk_ptr[nb[sm]]], nb[sm] its next block
+    lo = np.zeros(n_sm, np.int64)
+    nb = np.zeros(n_sm, np.int64)
     end = t_start
     for sm in range(n_sm):
         nb[sm] = sm_blk[sm]
-        lo[sm] = hi[sm] = blk_ptr[sm_blk[sm]]
+        lo[sm] = blk_ptr[sm_blk[sm]]
         for _ in range(blocks_per_sm):
-            end = _start_block(
-                sm, t_start, blk_ptr, sm_blk, nb, hi, live, bend, ready, nxt, wend, end
-            )
-        if lo[sm] < hi[sm]:
+            end = _start_block(sm, t_start, blk_ptr, sm_blk, nb, live, bend, ready, nxt, wend, end)
+        if lo[sm] < blk_ptr[nb[sm]]:
             clock[sm] = t_start
     for q in range(n_sm):
         tree[leaves + q] = q
@@ -914,7 +912,7 @@ def run_timed(
     return _timed_loop(
         order, blk_ptr, sm_blk, wblk, seg_first, inst_mem, mem_is_load, issue_cost,
         ldst_queue, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
-        ready, nxt, wend, live, bend, lo, hi, nb, one, lsq, lsq_head, end,
+        ready, nxt, wend, live, bend, lo, nb, one, lsq, lsq_head, end,
     )  # fmt: skip
 
 
@@ -925,7 +923,6 @@ def _start_block(
     blk_ptr: np.ndarray,
     sm_blk: np.ndarray,
     nb: np.ndarray,
-    hi: np.ndarray,
     live: np.ndarray,
     bend: np.ndarray,
     ready: np.ndarray,
@@ -933,10 +930,10 @@ def _start_block(
     wend: np.ndarray,
     end: float,
 ) -> float:
-    """Start SM ``sm``'s next block (if any) at ``t``: its warps with segments become
-    ready, ``order[:hi[sm]]`` takes them in. A block without any segment ends at once and
-    the next one starts (a loop, no recursion). Returns ``end`` raised to the ends of
-    the blocks that ended."""
+    """Start SM ``sm``'s next block ``nb[sm]`` (if any) at ``t``: its warps with
+    segments become ready, and the SM's resident range of ``order`` now ends after
+    them. A block without any segment ends at once and the next one starts (a loop, no
+    recursion). Returns ``end`` raised to the ends of the blocks that ended."""
     while nb[_u(sm)] < sm_blk[_u(sm + 1)]:
         b = nb[_u(sm)]
         nb[_u(sm)] = b + 1
@@ -945,7 +942,6 @@ def _start_block(
             if nxt[_u(p)] < wend[_u(p)]:
                 ready[_u(p)] = t
                 n += 1
-        hi[_u(sm)] = blk_ptr[_u(b + 1)]
         live[_u(b)] = n
         bend[_u(b)] = t
         if n > 0:
@@ -981,7 +977,6 @@ def _timed_loop(
     live: np.ndarray,
     bend: np.ndarray,
     lo: np.ndarray,
-    hi: np.ndarray,
     nb: np.ndarray,
     one: np.ndarray,
     lsq: np.ndarray,
@@ -1000,11 +995,12 @@ def _timed_loop(
             break
         prev = sm
         t = clock[_u(sm)]
-        while lo[_u(sm)] < hi[_u(sm)] and ready[_u(lo[_u(sm)])] == np.inf:
+        hi = blk_ptr[_u(nb[_u(sm)])]  # after the SM's last started block
+        while lo[_u(sm)] < hi and ready[_u(lo[_u(sm)])] == np.inf:
             lo[_u(sm)] += 1  # finished warps at the front leave the scan
         pick = -1
         soonest = np.inf
-        for p in range(lo[_u(sm)], hi[_u(sm)]):  # oldest ready resident warp
+        for p in range(lo[_u(sm)], hi):  # oldest ready resident warp
             r = ready[_u(p)]  # inf: finished (t < inf)
             if r <= t:
                 pick = p
@@ -1052,7 +1048,7 @@ def _timed_loop(
                 if bend[_u(b)] > end:
                     end = bend[_u(b)]
                 end = _start_block(
-                    sm, bend[_u(b)], blk_ptr, sm_blk, nb, hi, live, bend, ready, nxt, wend, end
+                    sm, bend[_u(b)], blk_ptr, sm_blk, nb, live, bend, ready, nxt, wend, end
                 )
     return end
 

@@ -314,14 +314,15 @@ def timed_layout(
     order = np.lexsort((np.arange(n_warps), block_rank, warp_sm)).astype(np.int64)
     # blocks in that order (SM, rank), each one's warps contiguous
     rank = block_rank[order]
-    starts = np.flatnonzero(np.r_[True, rank[1:] != rank[:-1]])
+    first = np.r_[True, rank[1:] != rank[:-1]]  # a block's first warp
+    starts = np.flatnonzero(first)
     blk_sm = warp_sm[order[starts]]
     wseg_ptr, seg_first = kernel_segments(kernel) if segments is None else segments
     return TimedLayout(
         order=order,
         blk_ptr=np.r_[starts, n_warps].astype(np.int64),
         sm_blk=np.searchsorted(blk_sm, np.arange(n_sm + 1)).astype(np.int64),
-        wblk=(np.cumsum(np.r_[False, rank[1:] != rank[:-1]])).astype(np.int64),
+        wblk=np.cumsum(first, dtype=np.int64) - 1,
         wseg_ptr=wseg_ptr,
         seg_first=seg_first,
         inst_sm=warp_sm[kernel.inst_warp].astype(np.int32),
