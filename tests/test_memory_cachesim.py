@@ -16,7 +16,6 @@ from mdm.errors import ConfigError
 from mdm.memory import _core, cache_key, simulate_app, simulate_kernel
 from mdm.memory.cachesim import _L2State
 from mdm.memory.coalesce import coalesce, global_memory_instructions
-from mdm.memory.schedule import timed_layout
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
@@ -168,13 +167,14 @@ def test_coalescer_colliding_keys() -> None:
 
 
 # --------------------------------------------------- fast vs plain-Python cache
-def naive_sim(k: KernelTrace, g: GPUConfig, order_inst: np.ndarray) -> dict[str, int]:
+def naive_sim(
+    k: KernelTrace, g: GPUConfig, order_inst: np.ndarray, order_sm: np.ndarray
+) -> dict[str, int]:
     """Plain LRU hierarchy without time (latencies ~0): non-sectored write-through L1
     per SM, banked write-back fetch-on-write L2, in the simulator's order
-    ``order_inst`` (instruction indices)."""
+    ``order_inst`` (instruction indices) on its SMs ``order_sm``."""
     inst = global_memory_instructions(k)
     r = coalesce(k, 128, 32, g.l1.coalescer, inst)
-    s = timed_layout(k, g.n_sm, 32)
     order = np.searchsorted(inst, order_inst)
     assert sorted(order) == list(range(len(inst)))
     l1 = [[OrderedDict() for _ in range(g.l1.sets)] for _ in range(g.n_sm)]
@@ -199,9 +199,8 @@ def naive_sim(k: KernelTrace, g: GPUConfig, order_inst: np.ndarray) -> dict[str,
             c["dr"] += 128
         st_[line] = write
 
-    for j in order:
+    for j, sm in zip(order, order_sm, strict=True):
         i = inst[j]
-        sm = s.inst_sm[i]
         write = k.iclass[i] == ST
         for q in range(r.req_ptr[j], r.req_ptr[j + 1]):
             line = int(r.req_line[q])
@@ -250,7 +249,7 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
         )
     state = _L2State(g)
     got = simulate_kernel(k, g, l2=state, blocks_per_sm=32)
-    want = naive_sim(k, g, state.last_order)
+    want = naive_sim(k, g, state.last_order, state.last_sm)
     assert (got.l1_read_accesses, got.l1_read_hits, got.l1_read_misses) == (
         want["l1r"],
         want["l1h"],

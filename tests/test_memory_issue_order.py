@@ -116,3 +116,19 @@ def test_a_finished_block_frees_its_slot_at_once() -> None:
         l2 = cachesim._L2State(gpu)
         cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=slots)
         assert l2.last_order.tolist() == want
+
+
+def test_the_next_block_goes_to_the_sm_that_frees_a_slot_first() -> None:
+    """Two SMs, one slot each: block 0 runs four dependent loads, blocks 1, 2 and 3 one
+    load each. Blocks 0 and 1 start on SMs 0 and 1; block 1 ends after one round trip
+    while block 0 still has three to go, so GPGPU-Sim gives block 2, and after it block
+    3, to SM 1. A fixed round-robin choice (block r -> SM r mod 2) would put block 2 on
+    SM 0 behind block 0."""
+    k = _chain_kernel([4, 1, 1, 1])
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 2})
+    cachesim.clear_input_cache()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=1)
+    sm_of = dict(zip(l2.last_order.tolist(), l2.last_sm.tolist(), strict=True))
+    assert [sm_of[i] for i in range(7)] == [0, 0, 0, 0, 1, 1, 1]
+    assert l2.last_order[:2].tolist() == [0, 4]  # equal clocks: the lower SM first

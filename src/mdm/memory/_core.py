@@ -819,11 +819,58 @@ def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
         v //= 2
 
 
+@njit(cache=True, inline="always")
+def _before(ht: np.ndarray, hq: np.ndarray, a: np.int64, b: np.int64) -> bool:
+    """Heap order of the slot events: earlier time first, then earlier push."""
+    return ht[_u(a)] < ht[_u(b)] or (ht[_u(a)] == ht[_u(b)] and hq[_u(a)] < hq[_u(b)])
+
+
+@njit(cache=True, _nrt=False)
+def _push(
+    ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray, t: float, sm: np.int64
+) -> None:
+    """Add the event "a slot of SM ``sm`` is free at ``t``" to the binary heap."""
+    i = hn[0]
+    hn[0] = i + 1
+    ht[_u(i)] = t
+    hq[_u(i)] = hn[1]
+    hn[1] += 1
+    hs[_u(i)] = sm
+    while i > 0:
+        j = (i - 1) // 2
+        if not _before(ht, hq, i, j):
+            break
+        ht[_u(i)], ht[_u(j)] = ht[_u(j)], ht[_u(i)]
+        hq[_u(i)], hq[_u(j)] = hq[_u(j)], hq[_u(i)]
+        hs[_u(i)], hs[_u(j)] = hs[_u(j)], hs[_u(i)]
+        i = j
+
+
+@njit(cache=True, _nrt=False)
+def _pop(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray) -> None:
+    """Remove the earliest event (the heap's root)."""
+    n = hn[0] - 1
+    hn[0] = n
+    ht[0], hq[0], hs[0] = ht[_u(n)], hq[_u(n)], hs[_u(n)]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _before(ht, hq, c + 1, c):
+            c += 1
+        if not _before(ht, hq, c, i):
+            break
+        ht[_u(i)], ht[_u(c)] = ht[_u(c)], ht[_u(i)]
+        hq[_u(i)], hq[_u(c)] = hq[_u(c)], hq[_u(i)]
+        hs[_u(i)], hs[_u(c)] = hs[_u(c)], hs[_u(i)]
+        i = c
+
+
 @njit(cache=True)
 def run_timed(
     order: np.ndarray,
     blk_ptr: np.ndarray,
-    sm_blk: np.ndarray,
     wblk: np.ndarray,
     blocks_per_sm: int,
     wseg_ptr: np.ndarray,
@@ -843,22 +890,25 @@ def run_timed(
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
-    Blocks (``blk_ptr``: their warps' ranges in ``order``; ``sm_blk``: every SM's range
-    of blocks, in issue order; ``wblk``: the block of every position of ``order``) hold
-    ``blocks_per_sm`` residency slots per SM: the first ones start at ``t_start``, and
-    when a block's last warp has finished (its last segment issued and its loads'
-    data back) the SM's next block takes the slot at that time (GPGPU-Sim
-    ``issue_block2core`` refills a slot as soon as a block exits; the SM of every block
-    is fixed by the layout, see :mod:`mdm.memory.schedule`).
+    Blocks (``blk_ptr``: their warps' ranges in ``order``, blocks in launch order;
+    ``wblk``: the block of every position of ``order``) go to SMs as GPGPU-Sim's
+    ``issue_block2core`` gives them: every SM has ``blocks_per_sm`` residency slots; at
+    ``t_start`` the first blocks fill them round robin (block ``r`` -> SM ``r mod
+    n_sm``, one block per SM per round), and whenever a slot frees -- when a block's
+    last warp has finished (its last segment issued and its loads' data back) -- the
+    next block in launch order takes it, so the SM that frees a slot first gets the
+    next block (equal times: the slot freed first in simulation order). ``i_sm``
+    receives the SM of every memory instruction.
 
     Greedy-then-oldest per SM over its resident warps: the SM issues the next segment
-    of the oldest ready warp (``order`` is by age), ``issue_cost`` cycles per
-    instruction (1 / schedulers); each global memory instruction is simulated at once
-    (:func:`mdm.memory._core.run_kernel` with ``cache_args``, which sets its
-    completion ``i_done``). A warp is ready again when its segment has issued and ALL
-    requests of the segment's loads have completed, since the next segment starts with
-    an instruction that reads a loaded register. The SM with the earliest clock always
-    goes next, so the L2 sees all SMs' accesses in approximate time order. A memory
+    of the oldest ready warp (blocks in launch order, warps by age), ``issue_cost``
+    cycles per instruction (1 / schedulers); each global memory instruction is
+    simulated at once (:func:`mdm.memory._core.run_kernel` with ``cache_args``, which
+    sets its completion ``i_done``). A warp is ready again when its segment has issued
+    and ALL requests of the segment's loads have completed, since the next segment
+    starts with an instruction that reads a loaded register. The SM with the earliest
+    clock always goes next (a freed slot is handed out before any SM steps past its
+    time), so the L2 sees all SMs' accesses in approximate time order. A memory
     instruction (``inst_mem`` >= 0 global, -2 shared/constant, -1 not LD/ST) enters the
     SM's LD/ST unit in order when the L1 port (``l1_port``, shared with ``cache_args``)
     is free (a blocking L1 stalls the unit), in arrival order, and at most
@@ -879,6 +929,8 @@ def run_timed(
     while leaves < n_sm:
         leaves *= 2
     tree = np.full(2 * leaves, -1, np.int64)
+    for q in range(n_sm):
+        tree[leaves + q] = q
     nw = order.shape[0]
     # ready time of every warp, inf until its block starts and once it has no segment
     # left (one array to scan)
@@ -891,71 +943,32 @@ def run_timed(
     n_blk = blk_ptr.shape[0] - 1
     live = np.zeros(n_blk, np.int64)  # warps of a started block with segments left
     bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
-    # every SM's resident warps: order[lo[sm]:blk_ptr[nb[sm]]], nb[sm] its next block
-    lo = np.zeros(n_sm, np.int64)
-    nb = np.zeros(n_sm, np.int64)
-    end = t_start
-    for sm in range(n_sm):
-        nb[sm] = sm_blk[sm]
-        lo[sm] = blk_ptr[sm_blk[sm]]
-        for _ in range(blocks_per_sm):
-            end = _start_block(sm, t_start, blk_ptr, sm_blk, nb, live, bend, ready, nxt, wend, end)
-        if lo[sm] < blk_ptr[nb[sm]]:
-            clock[sm] = t_start
-    for q in range(n_sm):
-        tree[leaves + q] = q
-    for v in range(leaves - 1, 0, -1):
-        tree[v] = _earlier(clock, tree[2 * v], tree[2 * v + 1])
+    blo = blk_ptr[:-1].copy()  # every block's first warp that has not finished
+    slots = max(blocks_per_sm, 1)
+    res = np.zeros((n_sm, slots), np.int64)  # every SM's resident blocks, oldest first
+    nres = np.zeros(n_sm, np.int64)
+    waiting = np.ones(n_sm, np.bool_)  # the SM's clock is a wait for a ready warp
+    # free-slot events (time, push count, SM): a binary heap; hn = (size, pushes, next block)
+    ht = np.empty(n_sm * slots + 1, np.float64)
+    hq = np.empty(n_sm * slots + 1, np.int64)
+    hs = np.empty(n_sm * slots + 1, np.int64)
+    hn = np.zeros(3, np.int64)
+    for _ in range(slots):
+        for sm in range(n_sm):
+            _push(ht, hq, hs, hn, t_start, sm)
     one = np.zeros(1, np.int64)
     lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
     lsq_head = np.zeros(n_sm, np.int64)
     return _timed_loop(
-        order, blk_ptr, sm_blk, wblk, seg_first, inst_mem, mem_is_load, issue_cost,
-        ldst_queue, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
-        ready, nxt, wend, live, bend, lo, nb, one, lsq, lsq_head, end,
+        blk_ptr, wblk, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue, i_sm,
+        i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt, wend,
+        live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head, t_start,
     )  # fmt: skip
 
 
 @njit(cache=True, _nrt=False)
-def _start_block(
-    sm: np.int64,
-    t: float,
-    blk_ptr: np.ndarray,
-    sm_blk: np.ndarray,
-    nb: np.ndarray,
-    live: np.ndarray,
-    bend: np.ndarray,
-    ready: np.ndarray,
-    nxt: np.ndarray,
-    wend: np.ndarray,
-    end: float,
-) -> float:
-    """Start SM ``sm``'s next block ``nb[sm]`` (if any) at ``t``: its warps with
-    segments become ready, and the SM's resident range of ``order`` now ends after
-    them. A block without any segment ends at once and the next one starts (a loop, no
-    recursion). Returns ``end`` raised to the ends of the blocks that ended."""
-    while nb[_u(sm)] < sm_blk[_u(sm + 1)]:
-        b = nb[_u(sm)]
-        nb[_u(sm)] = b + 1
-        n = 0
-        for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
-            if nxt[_u(p)] < wend[_u(p)]:
-                ready[_u(p)] = t
-                n += 1
-        live[_u(b)] = n
-        bend[_u(b)] = t
-        if n > 0:
-            break
-        if t > end:
-            end = t
-    return end
-
-
-@njit(cache=True, _nrt=False)
 def _timed_loop(
-    order: np.ndarray,
     blk_ptr: np.ndarray,
-    sm_blk: np.ndarray,
     wblk: np.ndarray,
     seg_first: np.ndarray,
     inst_mem: np.ndarray,
@@ -976,8 +989,14 @@ def _timed_loop(
     wend: np.ndarray,
     live: np.ndarray,
     bend: np.ndarray,
-    lo: np.ndarray,
-    nb: np.ndarray,
+    blo: np.ndarray,
+    res: np.ndarray,
+    nres: np.ndarray,
+    waiting: np.ndarray,
+    ht: np.ndarray,
+    hq: np.ndarray,
+    hs: np.ndarray,
+    hn: np.ndarray,
     one: np.ndarray,
     lsq: np.ndarray,
     lsq_head: np.ndarray,
@@ -985,33 +1004,70 @@ def _timed_loop(
 ) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
     reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
+    n_blk = blk_ptr.shape[0] - 1
     n_proc = 0
     prev = -1
     while True:
         if prev >= 0:  # only the SM of the last step changed its clock
             _update(tree, clock, leaves + prev)
+            prev = -1
         sm = tree[1]
-        if sm < 0 or not clock[_u(sm)] < np.inf:
+        tmin = clock[_u(sm)] if sm >= 0 else np.inf
+        if hn[0] > 0 and ht[0] <= tmin:  # a slot is free before any SM's next step
+            e = ht[0]
+            s = hs[0]
+            _pop(ht, hq, hs, hn)
+            b = hn[2]
+            if b >= n_blk:
+                continue  # no block left
+            hn[2] = b + 1
+            n = 0
+            for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
+                if nxt[_u(p)] < wend[_u(p)]:
+                    ready[_u(p)] = e
+                    n += 1
+            live[_u(b)] = n
+            bend[_u(b)] = e
+            if e > end:
+                end = e
+            if n == 0:  # a block without segments ends at once
+                _push(ht, hq, hs, hn, e, s)
+                continue
+            res[_u(s), _u(nres[_u(s)])] = b  # the youngest resident block
+            nres[_u(s)] += 1
+            if waiting[_u(s)] and e < clock[_u(s)]:
+                clock[_u(s)] = e
+                prev = s
+            continue
+        if not tmin < np.inf:
             break
         prev = sm
-        t = clock[_u(sm)]
-        hi = blk_ptr[_u(nb[_u(sm)])]  # after the SM's last started block
-        while lo[_u(sm)] < hi and ready[_u(lo[_u(sm)])] == np.inf:
-            lo[_u(sm)] += 1  # finished warps at the front leave the scan
+        t = tmin
         pick = -1
         soonest = np.inf
-        for p in range(lo[_u(sm)], hi):  # oldest ready resident warp
-            r = ready[_u(p)]  # inf: finished (t < inf)
-            if r <= t:
-                pick = p
+        for k in range(nres[_u(sm)]):  # oldest ready resident warp
+            b = res[_u(sm), _u(k)]
+            p = blo[_u(b)]
+            pe = blk_ptr[_u(b + 1)]
+            while p < pe and ready[_u(p)] == np.inf:
+                p += 1  # finished warps at the front leave the scan
+            blo[_u(b)] = p
+            while p < pe:
+                r = ready[_u(p)]  # inf: finished (t < inf)
+                if r <= t:
+                    pick = p
+                    break
+                if r < soonest:
+                    soonest = r
+                p += 1
+            if pick >= 0:
                 break
-            if r < soonest:
-                soonest = r
         if pick < 0:
-            # none ready: wait for the soonest; none left: the SM is done (a block that
-            # ends starts the next one, so an SM without live warps has no block left)
+            # none ready: wait for the soonest, or (none resident) for a new block
             clock[_u(sm)] = soonest
+            waiting[_u(sm)] = True
             continue
+        waiting[_u(sm)] = False
         gs = nxt[_u(pick)]
         sready = t
         for i in range(seg_first[_u(gs)], seg_first[_u(gs + 1)]):
@@ -1026,6 +1082,7 @@ def _timed_loop(
                     l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
             if m >= 0:
                 i_time[_u(m)] = t
+                i_sm[_u(m)] = sm
                 one[0] = m
                 run_kernel(one, i_sm, i_time, cache_args)  # inlined
                 proc[_u(n_proc)] = m
@@ -1044,12 +1101,16 @@ def _timed_loop(
             if sready > bend[_u(b)]:
                 bend[_u(b)] = sready
             live[_u(b)] -= 1
-            if live[_u(b)] == 0:  # its block has ended: the slot takes the next block
+            if live[_u(b)] == 0:  # its block has ended: its slot is free at bend
                 if bend[_u(b)] > end:
                     end = bend[_u(b)]
-                end = _start_block(
-                    sm, bend[_u(b)], blk_ptr, sm_blk, nb, live, bend, ready, nxt, wend, end
-                )
+                k = 0
+                while res[_u(sm), _u(k)] != b:
+                    k += 1
+                for j in range(k + 1, nres[_u(sm)]):
+                    res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
+                nres[_u(sm)] -= 1
+                _push(ht, hq, hs, hn, bend[_u(b)], sm)
     return end
 
 

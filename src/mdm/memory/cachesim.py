@@ -270,11 +270,9 @@ class _KernelInputs:
     perm_observed: bool = False  # arrays in the observed order of layout perm_key
     observed: np.ndarray | None = None  # issue order of the last simulation of perm_key
     # Reused per layout (sweep points after the first): the timed layout of perm_key,
-    # and, in the stored order, the SM, load flag and PC index of every memory
-    # instruction.
+    # and, in the stored order, the load flag and PC index of every memory instruction.
     # Reset when the layout or the stored order changes.
     layout: TimedLayout | None = None
-    i_sm: np.ndarray | None = None
     is_load: np.ndarray | None = None
     pc_pos: np.ndarray | None = None
 
@@ -406,9 +404,9 @@ class _L2State:
         self.time = 0.0
         self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
         self.bank_free = np.zeros(l2.banks, np.float64)  # per L2 bank port, core cycles
-        self.last_order = np.zeros(
-            0, np.int64
-        )  # memory instructions of the last kernel, in simulation order
+        # memory instructions of the last kernel in simulation order, and their SMs
+        self.last_order = np.zeros(0, np.int64)
+        self.last_sm = np.zeros(0, np.int32)
 
 
 def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
@@ -426,7 +424,7 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.l2set = l2set
     ki.kinds = ki.kinds[rel]
     ki.perm = rel if ki.perm is None else ki.perm[rel]
-    ki.i_sm = ki.is_load = ki.pc_pos = None
+    ki.is_load = ki.pc_pos = None
     pos = np.empty(m, np.int64)
     pos[ki.perm] = np.arange(m)
     ki.inst_mem[ki.inst] = pos
@@ -452,7 +450,7 @@ def simulate_kernel(
     key = (gpu.n_sm, bps)
     if ki.perm_key != key:  # another layout: any stored order is valid, none observed
         ki.perm_key, ki.observed, ki.perm_observed = key, None, False
-        ki.layout = ki.i_sm = None
+        ki.layout = None
     elif ki.observed is not None:  # second simulation of this layout: its issue order
         _reorder(ki, ki.observed)
         ki.observed = None
@@ -462,10 +460,9 @@ def simulate_kernel(
     lay = ki.layout
     inst_mem, kinds, reqs = ki.inst_mem, ki.kinds, ki.reqs
     perm = ki.perm if ki.perm is not None else np.arange(inst.shape[0])
-    if ki.i_sm is None:
-        ki.i_sm = np.ascontiguousarray(lay.inst_sm[inst[perm]], dtype=np.int32)
     if ki.is_load is None:
         ki.is_load = kinds == 0
+    i_sm = np.zeros(inst.shape[0], np.int32)  # set by run_timed
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)
     l1_port = np.zeros(gpu.n_sm, np.float64)  # next free L1 access slot per SM
@@ -532,7 +529,6 @@ def simulate_kernel(
     end = run_timed(
         lay.order,
         lay.blk_ptr,
-        lay.sm_blk,
         lay.wblk,
         bps,
         lay.wseg_ptr,
@@ -543,7 +539,7 @@ def simulate_kernel(
         1.0 / gpu.sm.schedulers,
         max(1, gpu.sm.max_warps // gpu.sm.schedulers),
         l2.time,
-        ki.i_sm,
+        i_sm,
         i_time,
         i_done,
         proc,
@@ -551,6 +547,7 @@ def simulate_kernel(
         cargs,
     )
     l2.last_order = inst[perm[proc]]
+    l2.last_sm = i_sm[proc]
     if not ki.perm_observed and np.array_equal(np.sort(proc), np.arange(proc.shape[0])):
         ki.observed = proc  # applied if this layout is simulated again (a sweep)
     # the next kernel starts after this one's last fill could have returned

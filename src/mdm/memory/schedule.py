@@ -13,14 +13,14 @@ instruction an SM and an approximate issue time in core cycles:
 
 * **Block assignment** (GPGPU-Sim ``issue_block2core``): blocks are issued in linear
   order, round robin over the SMs, each SM taking blocks until it holds
-  ``blocks_per_sm``; a finished block is replaced by the next one. The SM of a block
-  is fixed here as if blocks lasted equally long: block rank ``r`` -> SM ``r mod
-  n_active`` (``n_active = min(n_sm, n_blocks)``), its ``r // n_active``-th block.
-  :func:`run_timed` refills an SM's slot with its next block as soon as a block's
-  last warp has finished (blocks of unequal length overlap, as in GPGPU-Sim; only
-  *which* SM the next block goes to is not decided by time). :func:`schedule_kernel`
-  runs waves of ``blocks_per_sm`` blocks back to back instead (wave
-  ``(r // n_active) // blocks_per_sm``).
+  ``blocks_per_sm``; a finished block is replaced by the next one. :func:`run_timed`
+  does exactly this with time: when a block's last warp has finished, its slot takes
+  the next block in launch order, so the SM that frees a slot first gets it (blocks
+  of unequal length move to the SMs that finish early, as in GPGPU-Sim).
+  :func:`schedule_kernel` has no time to decide by: it fixes block rank ``r`` -> SM
+  ``r mod n_active`` (``n_active = min(n_sm, n_blocks)``), as if blocks lasted equally
+  long, and runs waves of ``blocks_per_sm`` blocks back to back (wave ``(r //
+  n_active) // blocks_per_sm``).
 * **Issue time inside a wave** (:func:`schedule_kernel`): the ``R`` warps resident on
   an SM share its ``S`` schedulers; with loose round robin every warp issues one
   instruction every ``max(R, S) / S`` cycles, so instruction ``j`` of the warp at
@@ -275,15 +275,13 @@ def _issue_times(
 
 @dataclass
 class TimedLayout:
-    """Static inputs of :func:`run_timed`: blocks on SMs, warp order, issue segments."""
+    """Static inputs of :func:`run_timed`: blocks in launch order, warp order, segments."""
 
-    order: np.ndarray  # int64[n_warps]: warps sorted by (SM, block rank, age)
+    order: np.ndarray  # int64[n_warps]: warps sorted by (block rank, age)
     blk_ptr: np.ndarray  # int64[n_blocks+1]: every block's warps in ``order``
-    sm_blk: np.ndarray  # int64[n_sm+1]: every SM's blocks (indices of ``blk_ptr``)
     wblk: np.ndarray  # int64[n_warps]: the block of every position of ``order``
     wseg_ptr: np.ndarray  # int64[n_warps+1]: segments of every warp (CSR)
     seg_first: np.ndarray  # int64[n_seg+1]: first instruction of every segment
-    inst_sm: np.ndarray  # int32[n_inst]
     n_active_sms: int
     n_waves: int
 
@@ -301,31 +299,25 @@ def timed_layout(
     blocks_per_sm: int,
     segments: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> TimedLayout:
-    """Block assignment (module docstring) and issue segments (:func:`_segments`;
-    ``segments``: :func:`kernel_segments` of ``kernel`` computed before, to reuse)."""
+    """Blocks in launch order (:func:`run_timed` gives them to SMs) and issue segments
+    (:func:`_segments`; ``segments``: :func:`kernel_segments` of ``kernel`` computed
+    before, to reuse)."""
     n_warps = kernel.n_warps
     if n_warps == 0:
         z = np.zeros(1, np.int64)
-        zs = np.zeros(n_sm + 1, np.int64)
-        return TimedLayout(z[:0], z, zs, z[:0], z, z, np.zeros(0, np.int32), 0, 0)
+        return TimedLayout(z[:0], z, z[:0], z, z, 0, 0)
     blocks, block_rank = np.unique(kernel.warp_block, return_inverse=True)
     n_active = min(n_sm, blocks.shape[0])
-    warp_sm = (block_rank % n_active).astype(np.int64)
-    order = np.lexsort((np.arange(n_warps), block_rank, warp_sm)).astype(np.int64)
-    # blocks in that order (SM, rank), each one's warps contiguous
+    order = np.lexsort((np.arange(n_warps), block_rank)).astype(np.int64)
     rank = block_rank[order]
     first = np.r_[True, rank[1:] != rank[:-1]]  # a block's first warp
-    starts = np.flatnonzero(first)
-    blk_sm = warp_sm[order[starts]]
     wseg_ptr, seg_first = kernel_segments(kernel) if segments is None else segments
     return TimedLayout(
         order=order,
-        blk_ptr=np.r_[starts, n_warps].astype(np.int64),
-        sm_blk=np.searchsorted(blk_sm, np.arange(n_sm + 1)).astype(np.int64),
+        blk_ptr=np.r_[np.flatnonzero(first), n_warps].astype(np.int64),
         wblk=np.cumsum(first, dtype=np.int64) - 1,
         wseg_ptr=wseg_ptr,
         seg_first=seg_first,
-        inst_sm=warp_sm[kernel.inst_warp].astype(np.int32),
         n_active_sms=n_active,
         n_waves=-(-blocks.shape[0] // (n_active * blocks_per_sm)),
     )
