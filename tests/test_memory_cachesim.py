@@ -646,10 +646,11 @@ def test_same_cache_key_same_counts() -> None:
 # Largest remaining gaps (benchmarks/compare_cachesim_reference.py): stride32, whose
 # hits depend on how many other warps' lines enter the 384-line L1 between a warp's
 # three loads of the same lines, i.e. on Accel-Sim's LD/ST-unit arbitration, which is
-# approximated: baseline L1 0.923 vs 0.988 and L2 0.361 vs 0.443 (tested within 0.09:
+# approximated: baseline L1 0.927 vs 0.988 and L2 0.360 vs 0.443 (tested within 0.09:
 # 0.371 before block slots were refilled as blocks exit, which brought L1 from 0.902
-# closer and the 83-run mean L1 miss-rate difference from 0.0236 to 0.0222); its sweep
-# points are off by 0.03-0.38 in L1 and up to 0.23 in L2 miss rate and are left out.
+# closer; giving the next block to the SM that frees a slot first brought the 83-run
+# mean L1 miss-rate difference from 0.0222 to 0.0210); its sweep points are off by
+# 0.02-0.42 in L1 and up to 0.27 in L2 miss rate and are left out.
 MD_RUNS = [
     ("stride32", "baseline"),
     ("spmv_csr", "baseline"),
