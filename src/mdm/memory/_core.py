@@ -825,6 +825,14 @@ def _before(ht: np.ndarray, hq: np.ndarray, a: np.int64, b: np.int64) -> bool:
     return ht[_u(a)] < ht[_u(b)] or (ht[_u(a)] == ht[_u(b)] and hq[_u(a)] < hq[_u(b)])
 
 
+@njit(cache=True, inline="always")
+def _swap(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, a: np.int64, b: np.int64) -> None:
+    """Exchange heap entries ``a`` and ``b``."""
+    ht[_u(a)], ht[_u(b)] = ht[_u(b)], ht[_u(a)]
+    hq[_u(a)], hq[_u(b)] = hq[_u(b)], hq[_u(a)]
+    hs[_u(a)], hs[_u(b)] = hs[_u(b)], hs[_u(a)]
+
+
 @njit(cache=True, _nrt=False)
 def _push(
     ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray, t: float, sm: np.int64
@@ -840,9 +848,7 @@ def _push(
         j = (i - 1) // 2
         if not _before(ht, hq, i, j):
             break
-        ht[_u(i)], ht[_u(j)] = ht[_u(j)], ht[_u(i)]
-        hq[_u(i)], hq[_u(j)] = hq[_u(j)], hq[_u(i)]
-        hs[_u(i)], hs[_u(j)] = hs[_u(j)], hs[_u(i)]
+        _swap(ht, hq, hs, i, j)
         i = j
 
 
@@ -861,9 +867,7 @@ def _pop(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray) -> None
             c += 1
         if not _before(ht, hq, c, i):
             break
-        ht[_u(i)], ht[_u(c)] = ht[_u(c)], ht[_u(i)]
-        hq[_u(i)], hq[_u(c)] = hq[_u(c)], hq[_u(i)]
-        hs[_u(i)], hs[_u(c)] = hs[_u(c)], hs[_u(i)]
+        _swap(ht, hq, hs, i, c)
         i = c
 
 
