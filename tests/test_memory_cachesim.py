@@ -535,6 +535,32 @@ def test_mshr_limit_blocks_the_l1() -> None:
     assert (s.l1_read_misses, s.l1_read_pending_hits) == (2, 1)
 
 
+def test_l1_sends_one_request_per_cycle_through_its_miss_queue() -> None:
+    """Hand-worked (1 GHz, 4 L1 banks: an access every 0.25 cycle): 8 misses of one
+    instruction leave the L1 one per cycle (GPGPU-Sim ``baseline_cache::cycle``), so
+    miss ``k`` reaches the L2 at ``k``. With a 2-entry miss queue the L1 waits for a
+    free entry: miss ``k`` arrives ``0.25`` after miss ``k - 1`` entered and enters when
+    miss ``k - 2`` has left (at ``k - 2``), i.e. at 0, .25, .5, 1, 2, 3, 4, 5: waits
+    .25 + 4 x .75 = 3.25 cycles. With 8 entries it never waits."""
+    g = gpu().with_updates(
+        {
+            "core_clock_mhz": 1000.0,
+            "l1.banks": 4,
+            "l1.size_bytes": 32768,
+            "dram.bandwidth_gbps": 1e6,
+        }
+    )
+    k = make_kernel([(LD, [512 * i for i in range(8)] * 4, 4)])  # 8 lines of channel 0
+    waits = {}
+    for q in (2, 8):
+        h = g.with_updates({"l1.miss_queue_entries": q})
+        state = _L2State(h)
+        waits[q] = simulate_kernel(k, h, l2=state, blocks_per_sm=1).l1_miss_queue_wait_cycles
+        # the last miss reaches the L2 (and its DRAM channel) at 7, not at 7 x 0.25
+        assert state.dram_free.max() == pytest.approx(7 + 128 / (1e6 / 2), abs=1e-6)
+    assert waits == {2: 3, 8: 0}  # 3.25 rounded
+
+
 def _two_sm_kernel(line0: int, line1: int) -> KernelTrace:
     """Two warps (one block each): warp ``i`` loads line ``line_i`` with all 32 lanes,
     then an instruction reads the loaded register."""
@@ -614,6 +640,7 @@ TIMING_UPDATES = {
     "l1.hit_latency_cycles": 30,
     "l1.mshr_entries": 32,
     "l1.mshr_max_merge": 4,
+    "l1.miss_queue_entries": 4,
     "l2.hit_latency_ns": 50.0,
     "dram.latency_ns": 50.0,
     "dram.bandwidth_gbps": 900.0,

@@ -25,6 +25,9 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
         "l2_miss_rate": k.l2_miss_rate,
         "dram_reads": k.dram_read_bytes // atom,
         "dram_writes": k.dram_write_bytes // atom,
+        "l1_miss_queue_wait_cycles": k.l1_miss_queue_wait_cycles,
+        "l2_merge_stalls": k.l2_merge_stalls,
+        "l2_blocked_cycles": k.l2_blocked_cycles,
     }
 
 

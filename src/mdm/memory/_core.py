@@ -497,6 +497,40 @@ def l2_access(
     return MISS, ready, moved
 
 
+@njit(cache=True, inline="always")
+def miss_queue(
+    ring: np.ndarray,
+    head: np.ndarray,
+    c: np.int64,
+    t: float,
+    l1_port: np.ndarray,
+    port_step: float,
+    wait: np.ndarray,
+) -> float:
+    """Send one request of SM ``c`` ready at ``t`` through its L1 miss queue; returns
+    when it leaves for the L2.
+
+    GPGPU-Sim's ``baseline_cache::cycle`` moves one request per cycle from the miss
+    queue (``l1.miss_queue_entries``) to the interconnect; an access that finds the queue
+    full fails (``MISS_QUEUE_FULL``) and retries, holding the L1 (blocking). ``ring[c]``
+    holds the departure times of the SM's last ``entries`` requests, oldest at
+    ``head[c]``: the request enters when that one has left, departs one cycle after the
+    previous one at the earliest, and the L1 port waits until it has entered
+    (``wait[0]`` sums those waits)."""
+    n = ring.shape[1]
+    h = head[_u(c)]
+    t_in = ring[_u(c), _u(h)] if ring[_u(c), _u(h)] > t else t
+    if t_in > t:
+        wait[0] += t_in - t
+        if t_in + port_step > l1_port[_u(c)]:
+            l1_port[_u(c)] = t_in + port_step
+    prev = ring[_u(c), _u(h - 1 if h > 0 else n - 1)] + 1.0
+    t_out = prev if prev > t_in else t_in
+    ring[_u(c), _u(h)] = t_out
+    head[_u(c)] = h + 1 if h + 1 < n else 0
+    return t_out
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def run_kernel(
     order: np.ndarray,
@@ -516,6 +550,8 @@ def run_kernel(
       a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
       fill), for a reserved way, or a read to a line whose merge slots are full (waits for
       the fill) holds every later access of the SM;
+    * a request for the L2 (read miss, store, atomic) leaves through the SM's miss queue,
+      one per cycle, holding the L1 while the queue is full (:func:`miss_queue`);
     * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
       then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
       serves; 0: no port limit);
@@ -583,6 +619,9 @@ def run_kernel(
         i_done,
         bank_free,
         bank_step,
+        mq_ring,
+        mq_head,
+        mq_wait,
     ) = cache_args
 
     l1_sets = l1_tags.shape[1]
@@ -628,6 +667,16 @@ def run_kernel(
                 s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
             if direct:
                 nk = 1
+                if l1_enabled:  # stores and atomics leave through the miss queue
+                    n_q = 1
+                    if l1_sectored and kind == 1:
+                        n_q = 0
+                        m = rmask
+                        while m:
+                            n_q += m & np.uint32(1)
+                            m >>= np.uint32(1)
+                    for _ in range(n_q):
+                        t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
                 if kind == 1 and l1_enabled:
                     w1 = way_of(l1_tags, l1_ix, c, s1, line)
                     if w1 >= 0:
@@ -717,6 +766,8 @@ def run_kernel(
                         l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # the miss itself, see below
                     if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
                         l1_port[_u(c)] = t_eff + port_step
+                    # it leaves the L1 through the miss queue (one request per cycle)
+                    t_eff = miss_queue(mq_ring, mq_head, c, t_eff, l1_port, port_step, mq_wait)
                     # its L2 bank's port serves one request per bank_step cycles (FIFO)
                     if bank_free[_u(b)] > t_eff:
                         t_eff = bank_free[_u(b)]

@@ -37,8 +37,12 @@ Model (all choices the papers leave open are listed here):
   Per SM, the L1 takes ``l1.banks`` accesses per cycle and is blocking (a miss without
   a free MSHR entry, with every way of its set reserved, or a read whose MSHR entry
   has ``mshr_max_merge`` merges waits, and every later access of the SM with it); an
-  MSHR entry frees when its fill returns. A miss completes at
-  ``max(t, SM's NoC share free) + L2 hit latency`` (paper 001 eq. 4,
+  MSHR entry frees when its fill returns. Every request the L1 sends to the L2 (a read
+  miss; a store, one per sector written when sectored; an atomic) leaves through the
+  SM's miss queue, one per cycle (GPGPU-Sim ``baseline_cache::cycle``), and a request
+  that finds its ``l1.miss_queue_entries`` entries taken holds the L1 until one leaves
+  (``MISS_QUEUE_FULL``; ``l1_miss_queue_wait_cycles`` sums those waits over the SMs).
+  A miss completes at ``max(t, SM's NoC share free) + L2 hit latency`` (paper 001 eq. 4,
   ``L_MinLLC``), plus, for an L2 miss, its DRAM channel's queue and ``dram latency``
   (``L_MinDRAM``): replies to an SM are limited to its share
   ``GPUConfig.noc_gbps(active SMs) / active SMs`` (NoC bandwidth, SM port, FIFO-crossbar
@@ -55,8 +59,8 @@ Model (all choices the papers leave open are listed here):
   reply share was chosen by measurement (the reverse order agreed less with
   Accel-Sim's L1 miss rates). Uncontended, a load completes ``l1.hit_latency_cycles``
   (+ L2 hit latency (+ DRAM latency)) after issue. Not modelled: L2 MSHR capacity,
-  request-direction NoC traffic of stores and atomics (they take no port slot),
-  DRAM row-buffer effects and read/write turnarounds.
+  request-direction NoC traffic of stores and atomics (they take a miss-queue slot,
+  no L2 port slot), DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks, bank =
   ``(addr // bank_interleave_bytes) mod banks``, or GPGPU-Sim's ``ipoly``; the set index
@@ -158,6 +162,7 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l1.sectored,
         l1.mshr_entries,
         l1.mshr_max_merge,
+        l1.miss_queue_entries,
         l1.write_policy,
         l1.write_allocate,
         l1.allocate_on,
@@ -470,6 +475,7 @@ def simulate_kernel(
     shape = (gpu.n_sm, l1c.sets, kernel_l1_ways(kernel, gpu, bps))  # adaptive carve-out
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
+    mq_wait = np.zeros(1, np.float64)
     cargs = (
         kinds,
         reqs.req_ptr,
@@ -524,6 +530,9 @@ def simulate_kernel(
         i_done,
         l2.bank_free,
         _l2_port_cycles(gpu, max(lay.n_active_sms, 1)),
+        np.full((gpu.n_sm, l1c.miss_queue_entries), -np.inf),  # miss-queue departures
+        np.zeros(gpu.n_sm, np.int64),
+        mq_wait,
     )
     proc = np.zeros(inst.shape[0], np.int64)
     end = run_timed(
@@ -555,6 +564,7 @@ def simulate_kernel(
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
+    stats.l1_miss_queue_wait_cycles = int(round(mq_wait[0]))
     stats.per_pc = _per_pc(ki, perm, per_inst)
     if track_warps:
         per_inst_k = np.empty_like(per_inst)  # kernel order

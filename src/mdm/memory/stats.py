@@ -75,6 +75,8 @@ class KernelCacheStats:
     # the fill, and the bank-cycles so blocked (summed over banks; core cycles)
     l2_merge_stalls: int = 0
     l2_blocked_cycles: int = 0
+    # cycles the SMs' L1s waited for a free miss-queue entry (summed over SMs; core cycles)
+    l1_miss_queue_wait_cycles: int = 0
     per_pc: PCStats | None = None
     warps: dict[int, WarpMemTrace] = field(default_factory=dict)
 
@@ -124,4 +126,5 @@ SCALAR_FIELDS = (
     "l2_pending_hits",
     "l2_merge_stalls",
     "l2_blocked_cycles",
+    "l1_miss_queue_wait_cycles",
 )
