@@ -667,32 +667,25 @@ def run_kernel(
                 s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
             if direct:
                 nk = 1
-                if l1_enabled:  # stores and atomics leave through the miss queue
-                    n_q = 1
+                if l1_enabled:
+                    # L1 requests: a store's sectors written (sectored L1), else one
+                    n1 = 1
                     if l1_sectored and kind == 1:
-                        n_q = 0
-                        m = rmask
-                        while m:
-                            n_q += m & np.uint32(1)
-                            m >>= np.uint32(1)
-                    for _ in range(n_q):
-                        t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
-                if kind == 1 and l1_enabled:
-                    w1 = way_of(l1_tags, l1_ix, c, s1, line)
-                    if w1 >= 0:
-                        stamp[0] += 1
-                        use_way(l1_lru, l1_ix, c, s1, w1, stamp[0])
-                    n1 = 0
-                    if l1_sectored:
+                        n1 = 0
                         m = rmask
                         while m:
                             n1 += m & np.uint32(1)
                             m >>= np.uint32(1)
-                    else:
-                        n1 = 1
-                    n_wr += n1
-                    n_acc += n1
-                    n_miss += n1
+                    for _ in range(n1):  # each leaves through the miss queue
+                        t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
+                    if kind == 1:
+                        w1 = way_of(l1_tags, l1_ix, c, s1, line)
+                        if w1 >= 0:
+                            stamp[0] += 1
+                            use_way(l1_lru, l1_ix, c, s1, w1, stamp[0])
+                        n_wr += n1
+                        n_acc += n1
+                        n_miss += n1
             else:
                 nk = spl if l1_sectored else 1
             for k in range(nk):
