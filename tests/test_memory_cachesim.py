@@ -561,6 +561,21 @@ def test_l1_sends_one_request_per_cycle_through_its_miss_queue() -> None:
     assert waits == {2: 3, 8: 0}  # 3.25 rounded
 
 
+def test_lrr_interleaves_warps_instruction_by_instruction() -> None:
+    """One SM, two resident warps of three independent loads each (kernel instructions
+    ``3 w + k``). GTO issues the oldest ready warp's whole segment: 0, 1, 2, 3, 4, 5.
+    Loose round robin (GPGPU-Sim ``order_lrr``) issues one instruction from the next
+    ready warp after the last issuer: 0, 3, 1, 4, 2, 5."""
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in (1, 2, 3)], warps=2)
+    seen = {}
+    for policy in ("gto", "lrr"):
+        g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": policy})
+        state = _L2State(g)
+        simulate_kernel(k, g, l2=state, blocks_per_sm=2)
+        seen[policy] = state.last_order.tolist()
+    assert seen == {"gto": [0, 1, 2, 3, 4, 5], "lrr": [0, 3, 1, 4, 2, 5]}
+
+
 def _two_sm_kernel(line0: int, line1: int) -> KernelTrace:
     """Two warps (one block each): warp ``i`` loads line ``line_i`` with all 32 lanes,
     then an instruction reads the loaded register."""

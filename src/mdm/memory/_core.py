@@ -935,6 +935,7 @@ def run_timed(
     proc: np.ndarray,
     l1_port: np.ndarray,
     cache_args: tuple,
+    lrr: bool = False,
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
@@ -969,6 +970,14 @@ def run_timed(
     distances too long: stride32 100 % L2 misses vs 44 %). Shared-memory and
     constant instructions take one cycle of the unit (bank conflicts ignored). ``proc``
     receives the memory instructions in simulation order.
+
+    ``lrr`` (GPGPU-Sim ``-gpgpu_scheduler lrr``, ``scheduler_unit::order_lrr``): loose
+    round robin instead of GTO. The SM issues ONE instruction at a time, from the first
+    ready warp after the one that issued last, in the order of the SM's warp slots: a
+    new block takes the slot its predecessor freed (GPGPU-Sim's
+    ``find_available_hwtid`` gives a block the lowest free range of hardware threads),
+    so warps interleave instruction by instruction instead of one running a whole
+    segment. A warp is still ready again only when its segment's loads are back.
     """
     clock = np.full(n_sm, np.inf)
     # tournament tree over the SMs' clocks: the root is the SM with the earliest clock,
@@ -993,8 +1002,9 @@ def run_timed(
     bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
     blo = blk_ptr[:-1].copy()  # every block's first warp that has not finished
     slots = max(blocks_per_sm, 1)
-    res = np.zeros((n_sm, slots), np.int64)  # every SM's resident blocks, oldest first
-    nres = np.zeros(n_sm, np.int64)
+    # every SM's resident blocks: GTO oldest first (nres of them); LRR by slot (-1: free)
+    res = np.full((n_sm, slots), -1, np.int64)
+    nres = np.full(n_sm, slots if lrr else 0, np.int64)
     waiting = np.ones(n_sm, np.bool_)  # the SM's clock is a wait for a ready warp
     # free-slot events (time, push count, SM): a binary heap; hn = (size, pushes, next block)
     ht = np.empty(n_sm * slots + 1, np.float64)
@@ -1007,10 +1017,16 @@ def run_timed(
     one = np.zeros(1, np.int64)
     lsq = np.full((n_sm, ldst_queue), -np.inf)  # unit entry times of the last instructions
     lsq_head = np.zeros(n_sm, np.int64)
+    icur = np.zeros(nw, np.int64)  # every warp's next instruction
+    for p in range(nw):
+        icur[p] = seg_first[min(nxt[p], seg_first.shape[0] - 1)]
+    sacc = np.zeros(nw, np.float64)  # when the current segment's loads are back so far
+    last = np.full((n_sm, 2), -1, np.int64)  # LRR: slot and warp that issued last
     return _timed_loop(
         blk_ptr, wblk, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue, i_sm,
         i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt, wend,
         live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head, t_start,
+        lrr, icur, sacc, last,
     )  # fmt: skip
 
 
@@ -1049,6 +1065,10 @@ def _timed_loop(
     lsq: np.ndarray,
     lsq_head: np.ndarray,
     end: float,
+    lrr: bool,
+    icur: np.ndarray,
+    sacc: np.ndarray,
+    last: np.ndarray,
 ) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
     reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
@@ -1081,8 +1101,14 @@ def _timed_loop(
             if n == 0:  # a block without segments ends at once
                 _push(ht, hq, hs, hn, e, s)
                 continue
-            res[_u(s), _u(nres[_u(s)])] = b  # the youngest resident block
-            nres[_u(s)] += 1
+            if lrr:  # the first free slot
+                k = 0
+                while res[_u(s), _u(k)] >= 0:
+                    k += 1
+                res[_u(s), _u(k)] = b
+            else:
+                res[_u(s), _u(nres[_u(s)])] = b  # the youngest resident block
+                nres[_u(s)] += 1
             if waiting[_u(s)] and e < clock[_u(s)]:
                 clock[_u(s)] = e
                 prev = s
@@ -1093,13 +1119,30 @@ def _timed_loop(
         t = tmin
         pick = -1
         soonest = np.inf
-        for k in range(nres[_u(sm)]):  # oldest ready resident warp
+        nk = nres[_u(sm)]
+        k0 = 0  # GTO: the oldest ready resident warp
+        after = -1  # LRR: the first ready warp after the last issued one (slot k0)
+        if lrr and last[_u(sm), 0] >= 0:
+            k0 = last[_u(sm), 0]
+            if res[_u(sm), _u(k0)] == wblk[_u(last[_u(sm), 1])]:
+                after = last[_u(sm), 1]
+        for j in range(nk + 1 if lrr else nk):
+            k = k0 + j
+            if k >= nk:
+                k -= nk
             b = res[_u(sm), _u(k)]
+            if b < 0:
+                continue
             p = blo[_u(b)]
             pe = blk_ptr[_u(b + 1)]
             while p < pe and ready[_u(p)] == np.inf:
                 p += 1  # finished warps at the front leave the scan
             blo[_u(b)] = p
+            if after >= 0:  # the last issuer's slot: after it first, before it last
+                if j == 0:
+                    p = max(p, after + 1)
+                elif j == nk:
+                    pe = after + 1
             while p < pe:
                 r = ready[_u(p)]  # inf: finished (t < inf)
                 if r <= t:
@@ -1109,6 +1152,9 @@ def _timed_loop(
                     soonest = r
                 p += 1
             if pick >= 0:
+                if lrr:
+                    last[_u(sm), 0] = k
+                    last[_u(sm), 1] = p
                 break
         if pick < 0:
             # none ready: wait for the soonest, or (none resident) for a new block
@@ -1117,8 +1163,12 @@ def _timed_loop(
             continue
         waiting[_u(sm)] = False
         gs = nxt[_u(pick)]
-        sready = t
-        for i in range(seg_first[_u(gs)], seg_first[_u(gs + 1)]):
+        i0 = icur[_u(pick)]
+        i1 = seg_first[_u(gs + 1)]
+        if lrr:
+            i1 = i0 + 1
+        sready = t if i0 == seg_first[_u(gs)] else sacc[_u(pick)]
+        for i in range(i0, i1):
             m = inst_mem[_u(i)]
             if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
                 h = lsq_head[_u(sm)]
@@ -1139,6 +1189,11 @@ def _timed_loop(
                     sready = i_done[_u(m)]
             t += issue_cost
         clock[_u(sm)] = t
+        icur[_u(pick)] = i1
+        if i1 < seg_first[_u(gs + 1)]:  # LRR: the segment goes on, the warp is ready
+            sacc[_u(pick)] = sready
+            ready[_u(pick)] = t
+            continue
         if t > sready:
             sready = t
         ready[_u(pick)] = sready
@@ -1155,9 +1210,12 @@ def _timed_loop(
                 k = 0
                 while res[_u(sm), _u(k)] != b:
                     k += 1
-                for j in range(k + 1, nres[_u(sm)]):
-                    res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
-                nres[_u(sm)] -= 1
+                if lrr:
+                    res[_u(sm), _u(k)] = -1
+                else:
+                    for j in range(k + 1, nres[_u(sm)]):
+                        res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
+                    nres[_u(sm)] -= 1
                 _push(ht, hq, hs, hn, bend[_u(b)], sm)
     return end
 

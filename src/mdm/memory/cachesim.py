@@ -32,7 +32,9 @@ Model (all choices the papers leave open are listed here):
   blocked read's L2 access to the fill, summed over banks).
 * **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
   driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
-  instructions GTO per SM and simulates each memory instruction when it issues; a
+  instructions per SM by the configuration's ``sm.scheduler_policy`` (GTO: the oldest
+  ready warp's whole segment; LRR: one instruction, round robin over the warp slots)
+  and simulates each memory instruction when it issues; a
   warp that reads a loaded register waits until ALL requests of that load completed.
   Per SM, the L1 takes ``l1.banks`` accesses per cycle and is blocking (a miss without
   a free MSHR entry, with every way of its set reserved, or a read whose MSHR entry
@@ -138,7 +140,8 @@ def cache_key(gpu: GPUConfig) -> tuple:
     so the key holds everything that sets those times: the core clock, the L1 pipeline
     latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share,
     L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth
-    and channels (queueing); a sweep over DRAM or NoC bandwidth therefore needs one
+    and channels (queueing), and the warp scheduler's policy (issue order); a sweep
+    over DRAM or NoC bandwidth therefore needs one
     simulation per point. ``dram.atom_bytes`` is not included
     (results are in bytes).
     """
@@ -152,6 +155,7 @@ def cache_key(gpu: GPUConfig) -> tuple:
         sm.registers,
         sm.shared_mem_bytes,
         sm.schedulers,
+        sm.scheduler_policy,
         sm.register_alloc_granularity,
         sm.shared_mem_alloc_granularity,
         l1.enabled,
@@ -554,6 +558,7 @@ def simulate_kernel(
         proc,
         l1_port,
         cargs,
+        gpu.sm.scheduler_policy == "lrr",
     )
     l2.last_order = inst[perm[proc]]
     l2.last_sm = i_sm[proc]

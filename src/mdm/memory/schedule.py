@@ -1,7 +1,7 @@
 """Thread blocks to SMs, and the time order of the memory instructions.
 
 The cache simulator uses :func:`timed_layout` (blocks in launch order, issue segments)
-and :func:`run_timed` (blocks to SMs as slots free, below; GTO issue per SM with timing
+and :func:`run_timed` (blocks to SMs as slots free, below; GTO or LRR issue per SM with timing
 feedback from the caches: a warp waits for its loads' data, the LD/ST unit and the
 blocking L1 stall the SM; see its docstring). :func:`schedule_kernel` is the older feedback-free approximation
 (described next), kept for callers that need issue times without a cache simulation.
