@@ -576,6 +576,26 @@ def test_lrr_interleaves_warps_instruction_by_instruction() -> None:
     assert seen == {"gto": [0, 1, 2, 3, 4, 5], "lrr": [0, 3, 1, 4, 2, 5]}
 
 
+def test_lrr_gives_a_new_block_the_slot_its_predecessor_freed() -> None:
+    """One SM with 4 block slots, six one-warp blocks of independent loads: warps 0 and
+    2 (slots 0 and 2) issue one load and end, so warps 4 and 5 take slots 0 and 2
+    (GPGPU-Sim's ``find_available_hwtid``: the lowest free hardware threads). Round
+    robin then goes over the slots in order, 4 -> 1 -> 5 -> 3 -> 4, not in the order
+    the blocks arrived (1 -> 3 -> 4 -> 5)."""
+    lens = [1, 59, 1, 59, 30, 30]
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in range(sum(lens) // 6)], warps=6)
+    k.warp_ptr = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": "lrr"})
+    state = _L2State(g)
+    simulate_kernel(k, g, l2=state, blocks_per_sm=4)
+    w = (np.searchsorted(k.warp_ptr, state.last_order, side="right") - 1).tolist()
+    assert w[:3] == [0, 1, 2]
+    first, last = w.index(4), len(w) - 1 - w[::-1].index(5)
+    assert last - first > 8
+    nxt = {4: 1, 1: 5, 5: 3, 3: 4}
+    assert all(nxt[a] == b for a, b in zip(w[first:last], w[first + 1 : last + 1], strict=True))
+
+
 def _two_sm_kernel(line0: int, line1: int) -> KernelTrace:
     """Two warps (one block each): warp ``i`` loads line ``line_i`` with all 32 lanes,
     then an instruction reads the loaded register."""

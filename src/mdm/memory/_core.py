@@ -1002,9 +1002,10 @@ def run_timed(
     bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
     blo = blk_ptr[:-1].copy()  # every block's first warp that has not finished
     slots = max(blocks_per_sm, 1)
-    # every SM's resident blocks: GTO oldest first (nres of them); LRR by slot (-1: free)
-    res = np.full((n_sm, slots), -1, np.int64)
-    nres = np.full(n_sm, slots if lrr else 0, np.int64)
+    # every SM's nres resident blocks: GTO oldest first, LRR in slot order (rslot: slots)
+    res = np.zeros((n_sm, slots), np.int64)
+    rslot = np.zeros((n_sm, slots), np.int64)
+    nres = np.zeros(n_sm, np.int64)
     waiting = np.ones(n_sm, np.bool_)  # the SM's clock is a wait for a ready warp
     # free-slot events (time, push count, SM): a binary heap; hn = (size, pushes, next block)
     ht = np.empty(n_sm * slots + 1, np.float64)
@@ -1021,12 +1022,12 @@ def run_timed(
     for p in range(nw):
         icur[p] = seg_first[min(nxt[p], seg_first.shape[0] - 1)]
     sacc = np.zeros(nw, np.float64)  # when the current segment's loads are back so far
-    last = np.full((n_sm, 2), -1, np.int64)  # LRR: slot and warp that issued last
+    last = np.full((n_sm, 2), -1, np.int64)  # LRR: the slot and warp that issued last
     return _timed_loop(
         blk_ptr, wblk, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue, i_sm,
         i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt, wend,
         live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head, t_start,
-        lrr, icur, sacc, last,
+        lrr, icur, sacc, last, rslot,
     )  # fmt: skip
 
 
@@ -1069,6 +1070,7 @@ def _timed_loop(
     icur: np.ndarray,
     sacc: np.ndarray,
     last: np.ndarray,
+    rslot: np.ndarray,
 ) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
     reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
@@ -1101,14 +1103,17 @@ def _timed_loop(
             if n == 0:  # a block without segments ends at once
                 _push(ht, hq, hs, hn, e, s)
                 continue
-            if lrr:  # the first free slot
+            k = nres[_u(s)]  # GTO: the youngest resident block
+            if lrr:  # the first free slot, in slot order
                 k = 0
-                while res[_u(s), _u(k)] >= 0:
+                while k < nres[_u(s)] and rslot[_u(s), _u(k)] == k:
                     k += 1
-                res[_u(s), _u(k)] = b
-            else:
-                res[_u(s), _u(nres[_u(s)])] = b  # the youngest resident block
-                nres[_u(s)] += 1
+                for j in range(nres[_u(s)], k, -1):
+                    res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
+                    rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
+                rslot[_u(s), _u(k)] = k
+            res[_u(s), _u(k)] = b
+            nres[_u(s)] += 1
             if waiting[_u(s)] and e < clock[_u(s)]:
                 clock[_u(s)] = e
                 prev = s
@@ -1122,17 +1127,19 @@ def _timed_loop(
         nk = nres[_u(sm)]
         k0 = 0  # GTO: the oldest ready resident warp
         after = -1  # LRR: the first ready warp after the last issued one (slot k0)
-        if lrr and last[_u(sm), 0] >= 0:
-            k0 = last[_u(sm), 0]
-            if res[_u(sm), _u(k0)] == wblk[_u(last[_u(sm), 1])]:
-                after = last[_u(sm), 1]
-        for j in range(nk + 1 if lrr else nk):
+        if lrr and last[_u(sm), 0] >= 0 and nk > 0:
+            while k0 < nk and rslot[_u(sm), _u(k0)] < last[_u(sm), 0]:
+                k0 += 1  # the last issuer's slot, else the next occupied one
+            if k0 == nk:
+                k0 = 0
+            elif rslot[_u(sm), _u(k0)] == last[_u(sm), 0]:
+                if res[_u(sm), _u(k0)] == wblk[_u(last[_u(sm), 1])]:
+                    after = last[_u(sm), 1]
+        for j in range(nk + 1 if after >= 0 else nk):
             k = k0 + j
             if k >= nk:
                 k -= nk
             b = res[_u(sm), _u(k)]
-            if b < 0:
-                continue
             p = blo[_u(b)]
             pe = blk_ptr[_u(b + 1)]
             while p < pe and ready[_u(p)] == np.inf:
@@ -1153,7 +1160,7 @@ def _timed_loop(
                 p += 1
             if pick >= 0:
                 if lrr:
-                    last[_u(sm), 0] = k
+                    last[_u(sm), 0] = rslot[_u(sm), _u(k)]
                     last[_u(sm), 1] = p
                 break
         if pick < 0:
@@ -1210,12 +1217,10 @@ def _timed_loop(
                 k = 0
                 while res[_u(sm), _u(k)] != b:
                     k += 1
-                if lrr:
-                    res[_u(sm), _u(k)] = -1
-                else:
-                    for j in range(k + 1, nres[_u(sm)]):
-                        res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
-                    nres[_u(sm)] -= 1
+                for j in range(k + 1, nres[_u(sm)]):
+                    res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
+                    rslot[_u(sm), _u(j - 1)] = rslot[_u(sm), _u(j)]
+                nres[_u(sm)] -= 1
                 _push(ht, hq, hs, hn, bend[_u(b)], sm)
     return end
 
