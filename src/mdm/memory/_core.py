@@ -62,6 +62,16 @@ N_INST = 7
 
 
 @njit(cache=True, inline="always")
+def n_bits(m: np.uint32) -> np.int64:
+    """Number of set bits of the sector mask ``m``."""
+    n = np.int64(0)
+    while m:
+        n += np.int64(m & np.uint32(1))
+        m >>= np.uint32(1)
+    return n
+
+
+@njit(cache=True, inline="always")
 def fermi_hash_set(line: np.int64, line_log2: np.int64, nsets: np.int64) -> np.int64:
     """GPGPU-Sim FERMI_HASH_SET_FUNCTION (Nugteren et al. HPCA 2014), 32 or 64 sets."""
     addr = line << line_log2
@@ -454,11 +464,7 @@ def l2_access(
                 moved += fetch_bytes
                 dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
             else:
-                d = dirty[_u(b), _u(s), _u(w)]
-                n = 0
-                while d:
-                    n += d & np.uint32(1)
-                    d >>= np.uint32(1)
+                n = n_bits(dirty[_u(b), _u(s), _u(w)])
                 moved += n * fetch_bytes
                 dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
         tags[_u(b), _u(s), _u(w)] = line
@@ -669,13 +675,7 @@ def run_kernel(
                 nk = 1
                 if l1_enabled:
                     # L1 requests: a store's sectors written (sectored L1), else one
-                    n1 = 1
-                    if l1_sectored and kind == 1:
-                        n1 = 0
-                        m = rmask
-                        while m:
-                            n1 += m & np.uint32(1)
-                            m >>= np.uint32(1)
+                    n1 = n_bits(rmask) if l1_sectored and kind == 1 else 1
                     for _ in range(n1):  # each leaves through the miss queue
                         t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
                     if kind == 1:
