@@ -562,18 +562,53 @@ def test_l1_sends_one_request_per_cycle_through_its_miss_queue() -> None:
 
 
 def test_lrr_interleaves_warps_instruction_by_instruction() -> None:
-    """One SM, two resident warps of three independent loads each (kernel instructions
-    ``3 w + k``). GTO issues the oldest ready warp's whole segment: 0, 1, 2, 3, 4, 5.
-    Loose round robin (GPGPU-Sim ``order_lrr``) issues one instruction from the next
-    ready warp after the last issuer: 0, 3, 1, 4, 2, 5."""
+    """One SM with one scheduler, two resident warps of three independent loads each
+    (kernel instructions ``3 w + k``). GTO issues the oldest ready warp's whole segment:
+    0, 1, 2, 3, 4, 5. Loose round robin (GPGPU-Sim ``order_lrr``) issues one instruction
+    from the next ready warp after the last issuer: 0, 3, 1, 4, 2, 5."""
     k = make_kernel([(LD, [128 * x] * 32, 4) for x in (1, 2, 3)], warps=2)
     seen = {}
     for policy in ("gto", "lrr"):
-        g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": policy})
+        g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": policy, "sm.schedulers": 1})
         state = _L2State(g)
         simulate_kernel(k, g, l2=state, blocks_per_sm=2)
         seen[policy] = state.last_order.tolist()
     assert seen == {"gto": [0, 1, 2, 3, 4, 5], "lrr": [0, 3, 1, 4, 2, 5]}
+
+
+def test_gto_per_scheduler_interleaves_the_schedulers_greedy_warps() -> None:
+    """Two GTO schedulers, three one-warp blocks of three independent loads each (kernel
+    instructions ``3 w + k``). The blocks take slots 0, 1, 2, so hardware warps 0, 1, 2
+    go to schedulers 0, 1, 0 (GPGPU-Sim: warp ``i`` to scheduler ``i mod n``). Each
+    scheduler issues its greedy (else oldest ready) warp, and the schedulers take turns
+    at every LD/ST instruction: warp 0 and warp 1 alternate, then scheduler 0's next
+    warp, 2, runs alone: 0, 3, 1, 4, 2, 5, 6, 7, 8. A scheduler per block-local warp
+    index (all three on scheduler 0) would give 0, 1, ..., 8."""
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in (1, 2, 3)], warps=3)
+    g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": "gto", "sm.schedulers": 2})
+    state = _L2State(g)
+    simulate_kernel(k, g, l2=state, blocks_per_sm=3)
+    assert state.last_order.tolist() == [0, 3, 1, 4, 2, 5, 6, 7, 8]
+
+
+def test_gto_scheduler_of_a_new_block_follows_its_slot() -> None:
+    """Two GTO schedulers, two block slots, blocks of one warp: block 0 (slot 0) issues
+    one load and ends when it returns, block 1 (slot 1, scheduler 1) has 300 loads of
+    new lines (the L1's MSHRs pace them); block 2 takes the freed slot 0, so its warp is
+    on scheduler 0 and alternates with warp 1 from its first load. On scheduler 1 (the
+    next hardware warp, or blocks counted in arrival order) warp 1, the greedy and the
+    older warp, would issue all its loads first."""
+    lens = [1, 300, 300]
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in range(sum(lens) // 3)], warps=3)
+    k.warp_ptr = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    g = gpu().with_updates({"n_sm": 1, "sm.scheduler_policy": "gto", "sm.schedulers": 2})
+    state = _L2State(g)
+    simulate_kernel(k, g, l2=state, blocks_per_sm=2)
+    w = (np.searchsorted(k.warp_ptr, state.last_order, side="right") - 1).tolist()
+    first = w.index(2)
+    assert 1 < first < 300  # block 2 arrives while warp 1 is still issuing
+    assert w[first - 1] == 1
+    assert w[first : first + 20] == [2, 1] * 10
 
 
 def test_lrr_gives_a_new_block_the_slot_its_predecessor_freed() -> None:

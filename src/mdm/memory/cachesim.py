@@ -559,6 +559,7 @@ def simulate_kernel(
         l1_port,
         cargs,
         gpu.sm.scheduler_policy == "lrr",
+        gpu.sm.schedulers,
     )
     l2.last_order = inst[perm[proc]]
     l2.last_sm = i_sm[proc]

@@ -12,9 +12,12 @@ and :func:`run_timed` issues them with timing feedback from the caches:
   ``r`` -> SM ``r mod n_sm``), and when a block's last warp has finished its slot takes
   the next block in launch order, so the SM that frees a slot first gets it (blocks of
   unequal length move to the SMs that finish early).
-* **Issue** per SM by ``sm.scheduler_policy``: greedy-then-oldest issues the oldest
-  ready warp's whole segment; loose round robin one instruction of the next ready warp
-  after the last issuer, over the SM's warp slots. A warp is ready again when its
+* **Issue** per SM by ``sm.scheduler_policy``: greedy-then-oldest per warp scheduler
+  (warp ``h`` of the SM's slots on scheduler ``h mod sm.schedulers``): each scheduler
+  issues its greedy, else its oldest ready warp, and the schedulers take turns at every
+  LD/ST instruction (with one scheduler: the oldest ready warp's whole segment); loose
+  round robin one instruction of the next ready warp after the last issuer, over the
+  SM's warp slots. A warp is ready again when its
   segment's loads have their data; the LD/ST unit and the blocking L1 stall the SM.
 * **Across SMs** the SM with the earliest clock always goes next, so the L2 sees all
   SMs' accesses in approximate time order.
