@@ -1053,6 +1053,20 @@ def run_timed(
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _live_warps(
+    b: np.int64, blo: np.ndarray, blk_ptr: np.ndarray, ready: np.ndarray
+) -> tuple[np.int64, np.int64]:
+    """Block ``b``'s warps from its first unfinished one: ``(first, end)`` positions.
+    Finished warps at the front leave the scan for good (``blo``)."""
+    p = blo[_u(b)]
+    pe = blk_ptr[_u(b + 1)]
+    while p < pe and ready[_u(p)] == np.inf:
+        p += 1
+    blo[_u(b)] = p
+    return p, pe
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _pick_per_scheduler(
     sm: np.int64,
     t: float,
@@ -1088,11 +1102,7 @@ def _pick_per_scheduler(
         s_soon = np.inf
         for k in range(nk):  # blocks oldest first
             b = res[_u(sm), _u(k)]
-            p = blo[_u(b)]
-            pe = blk_ptr[_u(b + 1)]
-            while p < pe and ready[_u(p)] == np.inf:
-                p += 1  # finished warps at the front leave the scan
-            blo[_u(b)] = p
+            p, pe = _live_warps(b, blo, blk_ptr, ready)
             # hardware warp of position p: slot * warps per block + index in the block
             q = (rslot[_u(sm), _u(k)] * (pe - blk_ptr[_u(b)]) + p - blk_ptr[_u(b)]) % n_sched
             p += sc - q if q <= sc else n_sched + sc - q  # the scheduler's first warp
@@ -1242,11 +1252,7 @@ def _timed_loop(
             if k >= nk:
                 k -= nk
             b = res[_u(sm), _u(k)]
-            p = blo[_u(b)]
-            pe = blk_ptr[_u(b + 1)]
-            while p < pe and ready[_u(p)] == np.inf:
-                p += 1  # finished warps at the front leave the scan
-            blo[_u(b)] = p
+            p, pe = _live_warps(b, blo, blk_ptr, ready)
             if after >= 0:  # the last issuer's slot: after it first, before it last
                 if j == 0:
                     p = max(p, after + 1)
