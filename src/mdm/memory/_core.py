@@ -1312,7 +1312,7 @@ def _timed_loop(
                 break
         clock[_u(sm)] = t
         icur[_u(pick)] = i1
-        if i1 < seg_first[_u(gs + 1)]:  # LRR: the segment goes on, the warp is ready
+        if i1 < seg_first[_u(gs + 1)]:  # LRR or a scheduler's turn ended: the segment goes on
             sacc[_u(pick)] = sready
             ready[_u(pick)] = t
             continue
