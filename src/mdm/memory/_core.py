@@ -1197,7 +1197,7 @@ def _timed_loop(
                 _push(ht, hq, hs, hn, e, s)
                 continue
             k = nres[_u(s)]  # GTO: the youngest resident block
-            if multi:  # its slot: the lowest free one (warps' schedulers follow from it)
+            if multi or lrr:  # its slot: the lowest free one (find_available_hwtid)
                 free = 0
                 j = 0
                 while j < k:
@@ -1206,18 +1206,16 @@ def _timed_loop(
                         j = 0
                     else:
                         j += 1
+                if lrr:  # resident blocks in slot order: slots 0 .. free - 1 come first
+                    for j in range(k, free, -1):
+                        res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
+                        rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
+                    k = free
                 rslot[_u(s), _u(k)] = free
+            if multi:  # a new block's warps are ready at e: lower every scheduler's bound
                 for sc in range(n_sched):
                     if e < ssoon[_u(s), _u(sc)]:
                         ssoon[_u(s), _u(sc)] = e
-            if lrr:  # the first free slot, in slot order
-                k = 0
-                while k < nres[_u(s)] and rslot[_u(s), _u(k)] == k:
-                    k += 1
-                for j in range(nres[_u(s)], k, -1):
-                    res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
-                    rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
-                rslot[_u(s), _u(k)] = k
             res[_u(s), _u(k)] = b
             nres[_u(s)] += 1
             if waiting[_u(s)] and e < clock[_u(s)]:

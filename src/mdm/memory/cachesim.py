@@ -32,9 +32,10 @@ Model (all choices the papers leave open are listed here):
   blocked read's L2 access to the fill, summed over banks).
 * **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
   driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
-  instructions per SM by the configuration's ``sm.scheduler_policy`` (GTO: the oldest
-  ready warp's whole segment; LRR: one instruction, round robin over the warp slots)
-  and simulates each memory instruction when it issues; a
+  instructions per SM by the configuration's ``sm.scheduler_policy`` (GTO: per warp
+  scheduler its greedy, else its oldest ready warp, the ``sm.schedulers`` schedulers
+  taking turns at every LD/ST instruction; LRR: one instruction, round robin over the
+  warp slots) and simulates each memory instruction when it issues; a
   warp that reads a loaded register waits until ALL requests of that load completed.
   Per SM, the L1 takes ``l1.banks`` accesses per cycle and is blocking (a miss without
   a free MSHR entry, with every way of its set reserved, or a read whose MSHR entry
