@@ -58,37 +58,18 @@ _ATOM = int(InstrClass.ATOMIC)
 _BAR = int(InstrClass.BARRIER)
 
 
-def _split(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_segments` of ``kernel``: ``(gseg, wseg_ptr, seg_first)``. The
-    per-instruction outputs are allocated by NumPy (huge pages; numba's allocator
-    page-faults every 4 KiB of these 10-100 MB arrays)."""
-    n = kernel.n_instructions
-    gseg, seg_first = np.empty(n, np.int64), np.empty(n + 1, np.int64)
-    wseg_ptr = _segments(
-        kernel.warp_ptr.astype(np.int64),
-        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
-        np.ascontiguousarray(kernel.src, dtype=np.int16),
-        np.ascontiguousarray(kernel.dst, dtype=np.int16),
-        gseg,
-        seg_first,
-    )
-    return gseg, wseg_ptr, seg_first[: int(wseg_ptr[-1]) + 1]
-
-
 @njit(cache=True)
 def _segments(
     warp_ptr: np.ndarray,
     iclass: np.ndarray,
     src: np.ndarray,
     dst: np.ndarray,
-    gseg: np.ndarray,
     seg_first: np.ndarray,
 ) -> np.ndarray:
     """Split every warp into issue segments: a segment ends before the first instruction
     that reads a register written by a global/local load or atomic of the same segment,
-    and after a barrier. Fills the global segment id ``gseg`` of every instruction and
-    the first instruction ``seg_first`` of every segment (then the instruction count);
-    returns the first segment id of every warp (CSR)."""
+    and after a barrier. Fills the first instruction ``seg_first`` of every segment
+    (then the instruction count); returns the first segment id of every warp (CSR)."""
     n = iclass.shape[0]
     nw = warp_ptr.shape[0] - 1
     wseg_ptr = np.zeros(nw + 1, np.int64)
@@ -114,7 +95,6 @@ def _segments(
             if new:
                 g += 1
                 seg_first[g] = i
-            gseg[i] = g
             c = iclass[i]
             if c == _LD or c == _LOCAL or c == _ATOM:
                 for q in range(dst.shape[1]):
@@ -141,9 +121,17 @@ class TimedLayout:
 
 def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray]:
     """``(wseg_ptr, seg_first)`` of :class:`TimedLayout`: the issue segments of every warp
-    (:func:`_segments`), which depend on the kernel only."""
-    _, wseg_ptr, seg_first = _split(kernel)
-    return wseg_ptr, seg_first
+    (:func:`_segments`), which depend on the kernel only. ``seg_first`` is allocated by
+    NumPy (huge pages; numba's allocator page-faults every 4 KiB of a large array)."""
+    seg_first = np.empty(kernel.n_instructions + 1, np.int64)
+    wseg_ptr = _segments(
+        kernel.warp_ptr.astype(np.int64),
+        np.ascontiguousarray(kernel.iclass, dtype=np.uint8),
+        np.ascontiguousarray(kernel.src, dtype=np.int16),
+        np.ascontiguousarray(kernel.dst, dtype=np.int16),
+        seg_first,
+    )
+    return wseg_ptr, seg_first[: int(wseg_ptr[-1]) + 1]
 
 
 def timed_layout(
