@@ -277,6 +277,51 @@ def _stream_slow(
     return out, {(s, x) for s in range(sets) for x in cache[s]}
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 40), st.integers(0, 3)), max_size=400))
+def test_streaming_table_hash_finds_exactly_the_live_entries(
+    ops: list[tuple[bool, int, int]],
+) -> None:
+    """Adds and fills in any mix on a 4-entry table (8 buckets): after every step each
+    live ``(line, sector)`` is found at its slot, no other key is, and live entries plus
+    tombstones leave a quarter of the buckets empty (so every probe ends)."""
+    sets, ways, cap = 2, 4, 4
+    tags = np.full((1, sets, ways), -1, np.int64)
+    lru = np.zeros((1, sets, ways), np.int64)
+    valid = np.zeros((1, sets, ways), np.uint32)
+    fill = np.full((1, sets, ways, 4), -np.inf)
+    merges = np.zeros((1, sets, ways, 4), np.int32)
+    stamp = np.zeros(1, np.int64)
+    ix = _core.new_way_index(1, sets, ways)
+    pend, pend_t, pend_n = streaming.new_table(1, cap)
+    live: dict[tuple[int, int], float] = {}
+    t = 0.0
+    for do_fill, line, k in ops:
+        t += 1.0
+        if do_fill and live:  # apply the earliest fill (ties: the first added)
+            first = min(live.items(), key=lambda kv: kv[1])[0]
+            streaming.drain(
+                pend, pend_t, pend_n, 0, live[first], tags, lru, valid, fill, merges, ix, stamp
+            )
+            live = {key: tf for key, tf in live.items() if tf > live[first]}
+        elif not do_fill and streaming.find(pend, pend_n, 0, line, k) < 0:
+            if len(live) == cap:  # add applies the earliest first
+                del live[min(live.items(), key=lambda kv: kv[1])[0]]
+            streaming.add(
+                pend, pend_t, pend_n, 0, line, line % sets, k, t + 100.0, tags, lru, valid,
+                fill, merges, ix, stamp,
+            )  # fmt: skip
+            live[(line, k)] = t + 100.0
+        assert int(pend_n[0, 0]) == len(live)
+        for ln in range(41):
+            for q in range(4):
+                slot = streaming.find(pend, pend_n, 0, ln, q)
+                assert (slot >= 0) == ((ln, q) in live)
+                if slot >= 0:
+                    assert (pend[0, slot, 0], pend[0, slot, 2]) == (ln, q)
+        assert 4 * (int(pend_n[0, 0]) + int(pend_n[0, 3])) <= 3 * int(pend_n[0, 1])
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 5), st.integers(0, 63), st.integers(0, 3)), max_size=150),
@@ -288,7 +333,7 @@ def test_streaming_l1_matches_plain_python(
     steps: list[tuple[int, int, int]], ways: int, merge: int, cap: int
 ) -> None:
     """Same outcomes and final contents; ``cap`` small exercises the full table and the
-    hash's collisions and backward-shift deletions; ``dt = 0`` gives equal fill times,
+    hash's collisions, tombstones and rebuilds; ``dt = 0`` gives equal fill times,
     applied in insertion order (the heap's tie rule)."""
     t, acc = 0.0, []
     for dt, line, k in steps:  # non-decreasing times

@@ -632,6 +632,7 @@ def run_kernel(
 
     l1_sets = l1_tags.shape[1]
     on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
+    p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
     line_bytes = np.int64(1) << line_log2
     l2_fetch = sector_bytes if l2_sectored else line_bytes
     all_sec = np.uint32((np.int64(1) << spl) - 1)
@@ -698,7 +699,10 @@ def run_kernel(
                         continue
                     bit = np.uint32(1) << np.uint32(k)
                     n_acc += 1
-                    if on_fill:
+                    # a fill due by t (pend_t[c, P]: the earliest; inf when none): apply
+                    # the due ones; the test is inline, as most reads find none and the
+                    # out-of-line call passes ~100 words of array arguments
+                    if on_fill and pend_t[_u(c), _u(p_due)] <= t:
                         streaming.drain(
                             pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
                             l1_merges, l1_ix, stamp,

@@ -9,13 +9,18 @@ pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the 
 counts as a hit (the rule of the allocate-on-miss L1).
 
 Table of SM ``c`` (``P`` entries in stable slots): ``pend[c, i] = (line, set, sector,
-merges, seq)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``i``;
+merges, seq, bucket)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``i``;
 ``pend_t[c, P]`` caches the earliest fill time (``inf`` when empty) so that a read with
-nothing to fill costs O(1). Row ``pend_n[c]`` holds, in order: the entries in use,
-``H``, the next ``seq``; an open-addressing hash (linear probing, backward-shift
-deletion) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H`` keys, -1 =
-empty, then ``H`` slots); a binary min-heap of the slots in use ordered by (fill time,
-insertion ``seq``); the stack of free slots (:func:`new_table` sizes it). Before a
+nothing to fill costs O(1) (the caller tests it inline). Row ``pend_n[c]`` holds, in
+order: the entries in use, ``H``, the next ``seq``, the tombstones; an open-addressing
+hash (linear probing) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H``
+keys, -1 = empty, -2 = deleted, then ``H`` slots); a binary min-heap of the slots in
+use ordered by (fill time, insertion ``seq``); the stack of free slots
+(:func:`new_table` sizes it). An entry never moves in the hash, so its slot keeps its
+bucket and a fill deletes it with one store (a tombstone) instead of a probe: in
+tables of thousands of entries per SM (Volta: 4,096) that probe missed the CPU's
+caches on nearly every fill. When live entries and tombstones would pass 3/4 of ``H``
+the hash is rebuilt from the heap's slots. Before a
 read at time ``t`` the fills with time ``<= t`` are applied in that order
 (:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
 caller already delays a miss until the oldest entry completes, so this only reorders
@@ -32,7 +37,7 @@ from numba import njit
 from mdm.memory import _core  # module, not names: _core imports this module
 from mdm.memory._index import u as _u
 
-_KEYS = 3  # offset of the hash's keys in a row of ``pend_n``
+_KEYS = 4  # offset of the hash's keys in a row of ``pend_n``
 
 
 def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -44,10 +49,11 @@ def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     pend_n[:, 0] = 0  # entries in use
     pend_n[:, 1] = buckets
     pend_n[:, 2] = 0  # next seq
+    pend_n[:, 3] = 0  # tombstones
     free = _KEYS + 2 * buckets + entries
     pend_n[:, free : free + entries] = np.arange(entries)[::-1]  # slot 0 on top
     return (
-        np.zeros((n_sm, entries, 5), np.int64),
+        np.zeros((n_sm, entries, 6), np.int64),
         np.full((n_sm, entries + 1), np.inf),
         pend_n,
     )
@@ -60,48 +66,46 @@ def _home(key: np.int64, nb: np.int64) -> np.int64:
 
 @njit(cache=True, _nrt=False)
 def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
-    """Bucket of ``key`` in SM ``c``'s hash, or -1."""
+    """Bucket of ``key`` in SM ``c``'s hash, or -1 (tombstones are probed past)."""
     nb = pend_n[_u(c), 1]
     h = _home(key, nb)
-    while pend_n[_u(c), _u(_KEYS + h)] >= 0:
-        if pend_n[_u(c), _u(_KEYS + h)] == key:
+    while True:
+        kh = pend_n[_u(c), _u(_KEYS + h)]
+        if kh == key:
             return h
+        if kh == -1:
+            return -1
         h = (h + 1) & (nb - 1)
-    return -1
 
 
 @njit(cache=True, _nrt=False)
-def _h_insert(pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64) -> None:
+def _h_insert(
+    pend: np.ndarray, pend_n: np.ndarray, c: np.int64, key: np.int64, slot: np.int64
+) -> None:
+    """Put ``key`` (absent) -> ``slot`` in the first free or deleted bucket of its probe
+    run and record the bucket in the slot's row."""
     nb = pend_n[_u(c), 1]
     h = _home(key, nb)
     while pend_n[_u(c), _u(_KEYS + h)] >= 0:
         h = (h + 1) & (nb - 1)
+    if pend_n[_u(c), _u(_KEYS + h)] == -2:
+        pend_n[_u(c), 3] -= 1
     pend_n[_u(c), _u(_KEYS + h)] = key
     pend_n[_u(c), _u(_KEYS + nb + h)] = slot
+    pend[_u(c), _u(slot), 5] = h
 
 
 @njit(cache=True, _nrt=False)
-def _h_delete(pend_n: np.ndarray, c: np.int64, h: np.int64) -> None:
-    """Empty bucket ``h``, shifting back the entries of its probe run."""
+def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
+    """Empty SM ``c``'s hash (tombstones too) and insert its live slots again."""
     nb = pend_n[_u(c), 1]
-    i = h
-    j = h
-    while True:
-        j = (j + 1) & (nb - 1)
-        kj = pend_n[_u(c), _u(_KEYS + j)]
-        if kj < 0:
-            break
-        home = _home(kj, nb)
-        # the entry at j may move to i unless its home lies cyclically in (i, j]
-        if i <= j:
-            stays = i < home <= j
-        else:
-            stays = home > i or home <= j
-        if not stays:
-            pend_n[_u(c), _u(_KEYS + i)] = kj
-            pend_n[_u(c), _u(_KEYS + nb + i)] = pend_n[_u(c), _u(_KEYS + nb + j)]
-            i = j
-    pend_n[_u(c), _u(_KEYS + i)] = -1
+    for h in range(nb):
+        pend_n[_u(c), _u(_KEYS + h)] = -1
+    pend_n[_u(c), 3] = 0
+    heap = _heap_at(pend_n, c)
+    for j in range(pend_n[_u(c), 0]):
+        i = pend_n[_u(c), _u(heap + j)]
+        _h_insert(pend, pend_n, c, pend[_u(c), _u(i), 0] * 32 + pend[_u(c), _u(i), 2], i)
 
 
 @njit(cache=True, inline="always")
@@ -208,7 +212,8 @@ def _apply_first(
     stamp[0] += 1
     _core.use_way(lru, ix, c, s, w, stamp[0])
     valid[_u(c), _u(s), _u(w)] |= np.uint32(1) << np.uint32(k)
-    _h_delete(pend_n, c, _h_find(pend_n, c, line * 32 + k))
+    pend_n[_u(c), _u(_KEYS + pend[_u(c), _u(i), 5])] = -2  # delete: a tombstone
+    pend_n[_u(c), 3] += 1
     pend_n[_u(c), _u(free + p - n)] = i  # push the slot on the free stack
     n -= 1
     pend_n[_u(c), 0] = n
@@ -269,9 +274,11 @@ def add(
     p = pend.shape[1]
     if pend_n[_u(c), 0] == p:  # full: the earliest fill completes first
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, fill, merges, ix, stamp)
+    n = pend_n[_u(c), 0]
+    if 4 * (n + 1 + pend_n[_u(c), 3]) > 3 * pend_n[_u(c), 1]:  # keep a quarter empty
+        _h_rebuild(pend, pend_n, c)
     heap = _heap_at(pend_n, c)
     free = heap + p
-    n = pend_n[_u(c), 0]
     i = pend_n[_u(c), _u(free + p - n - 1)]  # pop a free slot
     seq = pend_n[_u(c), 2]
     pend_n[_u(c), 2] = seq + 1
@@ -283,5 +290,5 @@ def add(
     pend_t[_u(c), _u(i)] = tf
     _heap_push(pend, pend_t, pend_n, c, i, heap, n)
     pend_n[_u(c), 0] = n + 1
-    _h_insert(pend_n, c, line * 32 + k, i)
+    _h_insert(pend, pend_n, c, line * 32 + k, i)
     pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])]
