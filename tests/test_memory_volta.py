@@ -191,16 +191,23 @@ def test_warp_sector_coalescer_merges_across_the_whole_warp() -> None:
 
 
 # ------------------------------------------------------ streaming L1
+def _one_l1(sets: int, ways: int) -> tuple[np.ndarray, ...]:
+    """Empty state of one sectored L1 (4 sectors): tags, lru, valid, fill, merges, stamp."""
+    return (
+        np.full((1, sets, ways), -1, np.int64),
+        np.zeros((1, sets, ways), np.int64),
+        np.zeros((1, sets, ways), np.uint32),
+        np.full((1, sets, ways, 4), -np.inf),
+        np.zeros((1, sets, ways, 4), np.int32),
+        np.zeros(1, np.int64),
+    )
+
+
 def _stream_fast(
     acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int, cap: int
 ):
     """Drive the numba helpers of the streaming L1 as ``_core.run_kernel`` does."""
-    tags = np.full((1, sets, ways), -1, np.int64)
-    lru = np.zeros((1, sets, ways), np.int64)
-    valid = np.zeros((1, sets, ways), np.uint32)
-    fill = np.full((1, sets, ways, 4), -np.inf)
-    merges = np.zeros((1, sets, ways, 4), np.int32)
-    stamp = np.zeros(1, np.int64)
+    tags, lru, valid, fill, merges, stamp = _one_l1(sets, ways)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
     ix = _core.new_way_index(1, sets, ways)
     out = []
@@ -286,12 +293,7 @@ def test_streaming_table_hash_finds_exactly_the_live_entries(
     live ``(line, sector)`` is found at its slot, no other key is, and live entries plus
     tombstones leave a quarter of the buckets empty (so every probe ends)."""
     sets, ways, cap = 2, 4, 4
-    tags = np.full((1, sets, ways), -1, np.int64)
-    lru = np.zeros((1, sets, ways), np.int64)
-    valid = np.zeros((1, sets, ways), np.uint32)
-    fill = np.full((1, sets, ways, 4), -np.inf)
-    merges = np.zeros((1, sets, ways, 4), np.int32)
-    stamp = np.zeros(1, np.int64)
+    tags, lru, valid, fill, merges, stamp = _one_l1(sets, ways)
     ix = _core.new_way_index(1, sets, ways)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
     live: dict[tuple[int, int], float] = {}
