@@ -60,6 +60,12 @@ def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 @njit(cache=True, inline="always")
+def _key(line: np.int64, k: np.int64) -> np.int64:
+    """Hash key of sector ``k`` of ``line``."""
+    return line * 32 + k
+
+
+@njit(cache=True, inline="always")
 def _home(key: np.int64, nb: np.int64) -> np.int64:
     return ((key * np.int64(0x9E3779B1)) ^ (key >> 13)) & (nb - 1)
 
@@ -105,7 +111,7 @@ def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
     heap = _heap_at(pend_n, c)
     for j in range(pend_n[_u(c), 0]):
         i = pend_n[_u(c), _u(heap + j)]
-        _h_insert(pend, pend_n, c, pend[_u(c), _u(i), 0] * 32 + pend[_u(c), _u(i), 2], i)
+        _h_insert(pend, pend_n, c, _key(pend[_u(c), _u(i), 0], pend[_u(c), _u(i), 2]), i)
 
 
 @njit(cache=True, inline="always")
@@ -246,7 +252,7 @@ def find(
     pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
 ) -> np.int64:
     """Slot of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
-    h = _h_find(pend_n, c, line * 32 + k)
+    h = _h_find(pend_n, c, _key(line, k))
     if h < 0:
         return -1
     return pend_n[_u(c), _u(_KEYS + pend_n[_u(c), 1] + h)]
@@ -290,5 +296,5 @@ def add(
     pend_t[_u(c), _u(i)] = tf
     _heap_push(pend, pend_t, pend_n, c, i, heap, n)
     pend_n[_u(c), 0] = n + 1
-    _h_insert(pend, pend_n, c, line * 32 + k, i)
+    _h_insert(pend, pend_n, c, _key(line, k), i)
     pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])]
