@@ -812,3 +812,33 @@ def test_l2_read_with_full_merge_slots_blocks_its_bank_until_the_fill() -> None:
         assert s.l2_misses == 1 and s.l2_pending_hits == 1
         assert (s.l2_merge_stalls, s.l2_blocked_cycles) == (stalls, blocked)
         assert state.bank_free[bank] == pytest.approx(free)
+
+
+@pytest.mark.parametrize("l2_sectored", [False, True])
+@pytest.mark.parametrize("l1_sectored", [False, True])
+def test_each_sectoring_runs_its_own_compiled_issue_loop(
+    l1_sectored: bool, l2_sectored: bool
+) -> None:
+    """The issue loop is compiled per (L1, L2) sectoring with the other layout's
+    branches pruned (``_core._RUN_TIMED``); each pair must count as its layout says.
+    Loads only: an L1 read access per requested sector (sectored) or per request, and
+    per L1 miss one L2 access per fetched sector (a non-sectored L1 fetches the line:
+    four sectors in a sectored L2) or one for the line."""
+    # lanes 4 B apart: whole lines; 36 B apart: one sector of each of 32 lines, plus
+    # reloads of both (hits and misses at the small L1)
+    insts = [(LD, [a * 4 for a in range(32)], 4), (LD, [a * 36 + 4096 for a in range(32)], 4)]
+    k = make_kernel(insts * 3, warps=4)
+    g = gpu(sectored=l1_sectored).with_updates({"l2.sectored": l2_sectored})
+    assert _core._RUN_TIMED[l1_sectored, l2_sectored].py_func.__name__ == (
+        f"_run_timed_{'ns'[l1_sectored]}{'ns'[l2_sectored]}"
+    )
+    got = simulate_kernel(k, g, l2=_L2State(g), blocks_per_sm=32)
+    inst = global_memory_instructions(k)
+    r = coalesce(k, 128, 32, g.l1.coalescer, inst)
+    sectors = sum(bin(int(m)).count("1") for m in r.req_mask)
+    assert got.l1_read_accesses == (sectors if l1_sectored else len(r.req_mask))
+    assert got.l1_read_accesses == (
+        got.l1_read_hits + got.l1_read_pending_hits + got.l1_read_misses
+    )
+    per_miss = 4 if l2_sectored and not l1_sectored else 1
+    assert got.l2_read_accesses == got.l1_read_misses * per_miss > 0

@@ -8,21 +8,26 @@ sets, ``W`` ways, ``NS`` state sectors per line (1 when not sectored):
 merged into that sector's MSHR entry.
 
 Speed: the per-access functions that take arrays but allocate none (:func:`l2_access`,
-:func:`run_kernel`, :mod:`mdm.memory.streaming`) are compiled with ``_nrt=False``:
-without numba's reference counting, a call no longer increfs/decrefs every array
-argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per access).
-:func:`run_kernel` is inlined into the issue loop (:func:`_timed_loop`), which calls it
-once per memory instruction: it takes the cache state as one tuple (``cache_args``,
-unpacked inside: CPython passes more than 30 arguments as ``*args``, which numba cannot
-inline), so no call passes its ~50 arrays (~300 scalars) per instruction. Every
-index of the hot loops goes through :func:`mdm.memory._index.u` (unsigned: no
-negative-index wraparound code).
+:func:`_run_kernel`'s ``run_kernel``, :mod:`mdm.memory.streaming`) are compiled with
+``_nrt=False``: without numba's reference counting, a call no longer increfs/decrefs
+every array argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per
+access). ``run_kernel`` is inlined into the issue loop (:func:`_timed_loop`), which
+calls it once per memory instruction: it takes the cache state as one tuple
+(``cache_args``, unpacked inside: CPython passes more than 30 arguments as ``*args``,
+which numba cannot inline), so no call passes its ~50 arrays (~300 scalars) per
+instruction. The issue loop is compiled once per (L1, L2) sectoring that occurs, with
+the other layouts' branches pruned (:func:`run_timed`). Every index of the hot loops
+goes through :func:`mdm.memory._index.u` (unsigned: no negative-index wraparound code).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
-from numba import njit
+from numba import literally, njit, types
+from numba.extending import overload
 
 from mdm.memory import streaming
 from mdm.memory._index import u as _u
@@ -537,308 +542,314 @@ def miss_queue(
     return t_out
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def run_kernel(
-    order: np.ndarray,
-    i_sm: np.ndarray,
-    i_time: np.ndarray,
-    cache_args: tuple,
-) -> None:
-    """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
+@functools.cache
+def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
+    """``run_kernel`` (below) for one sectoring of the L1 and the L2: the two flags are
+    closure constants, so numba prunes the other layout's branches from the IR before
+    the issue loop (:func:`_timed_loop_impl`) inlines it."""
 
-    ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``bank_step``).
+    @njit(_nrt=False, inline="always")
+    def run_kernel(
+        order: np.ndarray,
+        i_sm: np.ndarray,
+        i_time: np.ndarray,
+        cache_args: tuple,
+    ) -> None:
+        """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
 
-    ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
-    Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
+        ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``mq_wait``).
 
-    * a request enters the L1 of SM ``c`` at ``max(i_time, l1_port[c])`` and occupies it
-      ``port_step`` (1 / ``l1.banks``) cycles; the L1 is *blocking*: a miss that waits for
-      a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
-      fill), for a reserved way, or a read to a line whose merge slots are full (waits for
-      the fill) holds every later access of the SM;
-    * a request for the L2 (read miss, store, atomic) leaves through the SM's miss queue,
-      one per cycle, holding the L1 while the queue is full (:func:`miss_queue`);
-    * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
-      then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
-      serves; 0: no port limit);
-    * then it takes the SM's share of the NoC: sent at ``max(t, noc_free[c])``, then
-      ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
-      cycle), i.e. the reply bandwidth is enforced in simulation order;
-    * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
-      ``bank * channels // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
-      (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
-    * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
-      ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
-    """
-    (
-        i_kind,
-        req_ptr,
-        req_line,
-        req_mask,
-        req_full,
-        req_bank,
-        req_l2set,
-        pend,
-        pend_t,
-        pend_n,
-        spl,
-        line_log2,
-        l1_enabled,
-        l1_sectored,
-        l1_hash,
-        l1_max_merge,
-        l1_tags,
-        l1_lru,
-        l1_valid,
-        l1_fill,
-        l1_merges,
-        l1_ix,
-        mshr_ring,
-        mshr_head,
-        l2_sectored,
-        banks,
-        interleave,
-        l2_max_merge,
-        write_back,
-        write_alloc,
-        sector_bytes,
-        l2_tags,
-        l2_lru,
-        l2_valid,
-        l2_dirty,
-        l2_partial,
-        l2_fill,
-        l2_merges,
-        stamp,
-        l2_lat,
-        dram_lat,
-        cnt,
-        per_inst,
-        l1_port,
-        port_step,
-        noc_free,
-        noc_step,
-        dram_free,
-        bank_ch,
-        dram_bpc,
-        l1_lat,
-        i_done,
-        bank_free,
-        bank_step,
-        mq_ring,
-        mq_head,
-        mq_wait,
-    ) = cache_args
+        ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
+        Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
 
-    l1_sets = l1_tags.shape[1]
-    on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
-    p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
-    line_bytes = np.int64(1) << line_log2
-    l2_fetch = sector_bytes if l2_sectored else line_bytes
-    all_sec = np.uint32((np.int64(1) << spl) - 1)
-    nq2 = spl if l2_sectored else 1  # L2 accesses per request: one per sector, or the line
-    n_mshr = mshr_ring.shape[1]
-    for oi in range(order.shape[0]):
-        j = order[_u(oi)]
-        c = np.int64(i_sm[_u(j)])
-        kind = i_kind[_u(j)]
-        t0 = i_time[_u(j)]
-        done_j = t0
-        # this instruction's counts, kept in registers and stored once at its end
-        n_acc = 0  # L1 accesses
-        n_hit = 0
-        n_pend = 0
-        n_miss = 0  # L1 misses (reads and writes)
-        n_wr = 0  # L1 write accesses
-        n_l2 = 0
-        n_l2m = 0
-        n_l2rd = 0
-        n_l2rdm = 0
-        n_dram = 0  # DRAM bytes moved
-        for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
-            t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
-            l1_port[_u(c)] = t + port_step
-            line = req_line[_u(r)]
-            rmask = req_mask[_u(r)]
-            rfull = req_full[_u(r)]
-            # L2 bank and partition-local set (channel bits removed)
-            b = req_bank[_u(r)]  # precomputed by mdm.memory.hashing.l2_bank_and_set
-            s2 = req_l2set[_u(r)]
-            ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
-            is_w = kind != 0
-            # stores (write-through, no allocate) and atomics go to the L2 directly, as
-            # do loads when the L1 is off; one pass of the loop below, t_l2 = t
-            direct = kind != 0 or not l1_enabled
-            s1 = 0
-            if l1_enabled and kind != 2:  # the L1 set of a read or a store
-                s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
-            if direct:
-                nk = 1
-                if l1_enabled:
-                    # L1 requests: a store's sectors written (sectored L1), else one
-                    n1 = n_bits(rmask) if l1_sectored and kind == 1 else 1
-                    for _ in range(n1):  # each leaves through the miss queue
-                        t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
-                    if kind == 1:
-                        w1 = way_of(l1_tags, l1_ix, c, s1, line)
-                        if w1 >= 0:
-                            stamp[0] += 1
-                            use_way(l1_lru, l1_ix, c, s1, w1, stamp[0])
-                        n_wr += n1
-                        n_acc += n1
-                        n_miss += n1
-            else:
-                nk = spl if l1_sectored else 1
-            for k in range(nk):
+        * a request enters the L1 of SM ``c`` at ``max(i_time, l1_port[c])`` and occupies it
+          ``port_step`` (1 / ``l1.banks``) cycles; the L1 is *blocking*: a miss that waits for
+          a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
+          fill), for a reserved way, or a read to a line whose merge slots are full (waits for
+          the fill) holds every later access of the SM;
+        * a request for the L2 (read miss, store, atomic) leaves through the SM's miss queue,
+          one per cycle, holding the L1 while the queue is full (:func:`miss_queue`);
+        * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
+          then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
+          serves; 0: no port limit);
+        * then it takes the SM's share of the NoC: sent at ``max(t, noc_free[c])``, then
+          ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
+          cycle), i.e. the reply bandwidth is enforced in simulation order;
+        * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
+          ``bank * channels // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
+          (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
+        * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
+          ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
+        """
+        (
+            i_kind,
+            req_ptr,
+            req_line,
+            req_mask,
+            req_full,
+            req_bank,
+            req_l2set,
+            pend,
+            pend_t,
+            pend_n,
+            spl,
+            line_log2,
+            l1_enabled,
+            l1_hash,
+            l1_max_merge,
+            l1_tags,
+            l1_lru,
+            l1_valid,
+            l1_fill,
+            l1_merges,
+            l1_ix,
+            mshr_ring,
+            mshr_head,
+            banks,
+            interleave,
+            l2_max_merge,
+            write_back,
+            write_alloc,
+            sector_bytes,
+            l2_tags,
+            l2_lru,
+            l2_valid,
+            l2_dirty,
+            l2_partial,
+            l2_fill,
+            l2_merges,
+            stamp,
+            l2_lat,
+            dram_lat,
+            cnt,
+            per_inst,
+            l1_port,
+            port_step,
+            noc_free,
+            noc_step,
+            dram_free,
+            bank_ch,
+            dram_bpc,
+            l1_lat,
+            i_done,
+            bank_free,
+            bank_step,
+            mq_ring,
+            mq_head,
+            mq_wait,
+        ) = cache_args
+
+        l1_sets = l1_tags.shape[1]
+        on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
+        p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
+        line_bytes = np.int64(1) << line_log2
+        l2_fetch = sector_bytes if l2_sectored else line_bytes
+        all_sec = np.uint32((np.int64(1) << spl) - 1)
+        nq2 = spl if l2_sectored else 1  # L2 accesses per request: one per sector, or the line
+        n_mshr = mshr_ring.shape[1]
+        for oi in range(order.shape[0]):
+            j = order[_u(oi)]
+            c = np.int64(i_sm[_u(j)])
+            kind = i_kind[_u(j)]
+            t0 = i_time[_u(j)]
+            done_j = t0
+            # this instruction's counts, kept in registers and stored once at its end
+            n_acc = 0  # L1 accesses
+            n_hit = 0
+            n_pend = 0
+            n_miss = 0  # L1 misses (reads and writes)
+            n_wr = 0  # L1 write accesses
+            n_l2 = 0
+            n_l2m = 0
+            n_l2rd = 0
+            n_l2rdm = 0
+            n_dram = 0  # DRAM bytes moved
+            for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
+                t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
+                l1_port[_u(c)] = t + port_step
+                line = req_line[_u(r)]
+                rmask = req_mask[_u(r)]
+                rfull = req_full[_u(r)]
+                # L2 bank and partition-local set (channel bits removed)
+                b = req_bank[_u(r)]  # precomputed by mdm.memory.hashing.l2_bank_and_set
+                s2 = req_l2set[_u(r)]
+                ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
+                is_w = kind != 0
+                # stores (write-through, no allocate) and atomics go to the L2 directly, as
+                # do loads when the L1 is off; one pass of the loop below, t_l2 = t
+                direct = kind != 0 or not l1_enabled
+                s1 = 0
+                if l1_enabled and kind != 2:  # the L1 set of a read or a store
+                    s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
                 if direct:
-                    t_l2 = t
-                    qmask = rmask  # the request's sectors (sectored L2)
+                    nk = 1
+                    if l1_enabled:
+                        # L1 requests: a store's sectors written (sectored L1), else one
+                        n1 = n_bits(rmask) if l1_sectored and kind == 1 else 1
+                        for _ in range(n1):  # each leaves through the miss queue
+                            t = miss_queue(mq_ring, mq_head, c, t, l1_port, port_step, mq_wait)
+                        if kind == 1:
+                            w1 = way_of(l1_tags, l1_ix, c, s1, line)
+                            if w1 >= 0:
+                                stamp[0] += 1
+                                use_way(l1_lru, l1_ix, c, s1, w1, stamp[0])
+                            n_wr += n1
+                            n_acc += n1
+                            n_miss += n1
                 else:
-                    # ---- L1 read of sector k (the line when not sectored) ----
-                    if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
-                        continue
-                    bit = np.uint32(1) << np.uint32(k)
-                    n_acc += 1
-                    # a fill due by t (pend_t[c, P]: the earliest; inf when none): apply
-                    # the due ones; the test is inline, as most reads find none and the
-                    # out-of-line call passes ~100 words of array arguments
-                    if on_fill and pend_t[_u(c), _u(p_due)] <= t:
-                        streaming.drain(
-                            pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
-                            l1_merges, l1_ix, stamp,
-                        )  # fmt: skip
-                    stamp[0] += 1
-                    w = way_of(l1_tags, l1_ix, c, s1, line)
-                    if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
-                        use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
-                        if (
-                            l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
-                            and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
-                        ):
-                            l1_merges[_u(c), _u(s1), _u(w), _u(k)] += 1
-                            n_pend += 1
-                            if l1_fill[_u(c), _u(s1), _u(w), _u(k)] > done_j:
-                                done_j = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
-                        else:  # a hit (after waiting for the fill when merge slots are full)
-                            n_hit += 1
-                            tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
-                            if tf > t:  # blocking: the cache waits with it
-                                if tf + port_step > l1_port[_u(c)]:
-                                    l1_port[_u(c)] = tf + port_step
-                            else:
-                                tf = t
-                            if tf > done_j:
-                                done_j = tf
-                        continue
-                    if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
-                        pi = streaming.find(pend, pend_n, c, line, k)
-                        if pi >= 0:
-                            tf = pend_t[_u(c), _u(pi)]
-                            if pend[_u(c), _u(pi), 3] < l1_max_merge:
-                                pend[_u(c), _u(pi), 3] += 1
-                                n_pend += 1
-                            else:  # merge slots full: waits for the fill, then hits
-                                n_hit += 1
-                            if tf > done_j:
-                                done_j = tf
-                            continue
-                    # miss: a new MSHR entry; when all are in flight, wait for the oldest
-                    n_miss += 1
-                    h = mshr_head[_u(c)]
-                    t_eff = t
-                    if mshr_ring[_u(c), _u(h)] > t_eff:
-                        t_eff = mshr_ring[_u(c), _u(h)]
-                    if w < 0 and not on_fill:
-                        w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
-                        if t_free > t_eff:
-                            t_eff = t_free
-                        set_tag(l1_tags, l1_ix, c, s1, w, line)
-                        l1_valid[_u(c), _u(s1), _u(w)] = 0
-                        for q in range(l1_fill.shape[3]):
-                            l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
-                            l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
-                    if not on_fill:
-                        use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
-                        l1_valid[_u(c), _u(s1), _u(w)] |= bit
-                        l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # the miss itself, see below
-                    if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
-                        l1_port[_u(c)] = t_eff + port_step
-                    # it leaves the L1 through the miss queue (one request per cycle)
-                    t_eff = miss_queue(mq_ring, mq_head, c, t_eff, l1_port, port_step, mq_wait)
-                    # its L2 bank's port serves one request per bank_step cycles (FIFO)
-                    if bank_free[_u(b)] > t_eff:
-                        t_eff = bank_free[_u(b)]
-                    bank_free[_u(b)] = t_eff + bank_step
-                    # the reply leaves at the SM's NoC share (reply bandwidth)
-                    if noc_free[_u(c)] > t_eff:
-                        t_eff = noc_free[_u(c)]
-                    noc_free[_u(c)] = t_eff + noc_step
-                    t_l2 = t_eff
-                    # fetch sector k (sectored L1), else the whole line
-                    qmask = bit if l1_sectored else all_sec
-                # ---- the L2 accesses: one per sector of qmask (sectored L2), else the
-                # line; the only call site of l2_access, which numba inlines: a second
-                # one cost about a third of the cache simulator's compile time ----
-                ready = -np.inf
-                for q in range(nq2):
-                    if l2_sectored:
-                        if not (qmask >> np.uint32(q)) & np.uint32(1):
-                            continue
-                        full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
+                    nk = spl if l1_sectored else 1
+                for k in range(nk):
+                    if direct:
+                        t_l2 = t
+                        qmask = rmask  # the request's sectors (sectored L2)
                     else:
-                        full = rfull == all_sec and kind == 1
-                    o, rd, moved = l2_access(
-                        l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
-                        l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
-                        write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
-                        dram_free, ch, dram_bpc,
-                    )  # fmt: skip
-                    n_l2 += 1
-                    n_dram += moved
-                    if not is_w:
-                        n_l2rd += 1
-                    if o == MISS:
-                        n_l2m += 1
+                        # ---- L1 read of sector k (the line when not sectored) ----
+                        if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
+                            continue
+                        bit = np.uint32(1) << np.uint32(k)
+                        n_acc += 1
+                        # a fill due by t (pend_t[c, P]: the earliest; inf when none): apply
+                        # the due ones; the test is inline, as most reads find none and the
+                        # out-of-line call passes ~100 words of array arguments
+                        if on_fill and pend_t[_u(c), _u(p_due)] <= t:
+                            streaming.drain(
+                                pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
+                                l1_merges, l1_ix, stamp,
+                            )  # fmt: skip
+                        stamp[0] += 1
+                        w = way_of(l1_tags, l1_ix, c, s1, line)
+                        if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
+                            use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
+                            if (
+                                l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
+                                and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
+                            ):
+                                l1_merges[_u(c), _u(s1), _u(w), _u(k)] += 1
+                                n_pend += 1
+                                if l1_fill[_u(c), _u(s1), _u(w), _u(k)] > done_j:
+                                    done_j = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
+                            else:  # a hit (after waiting for the fill when merge slots are full)
+                                n_hit += 1
+                                tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
+                                if tf > t:  # blocking: the cache waits with it
+                                    if tf + port_step > l1_port[_u(c)]:
+                                        l1_port[_u(c)] = tf + port_step
+                                else:
+                                    tf = t
+                                if tf > done_j:
+                                    done_j = tf
+                            continue
+                        if on_fill:  # streaming: a sector in flight is an MSHR entry, not a line
+                            pi = streaming.find(pend, pend_n, c, line, k)
+                            if pi >= 0:
+                                tf = pend_t[_u(c), _u(pi)]
+                                if pend[_u(c), _u(pi), 3] < l1_max_merge:
+                                    pend[_u(c), _u(pi), 3] += 1
+                                    n_pend += 1
+                                else:  # merge slots full: waits for the fill, then hits
+                                    n_hit += 1
+                                if tf > done_j:
+                                    done_j = tf
+                                continue
+                        # miss: a new MSHR entry; when all are in flight, wait for the oldest
+                        n_miss += 1
+                        h = mshr_head[_u(c)]
+                        t_eff = t
+                        if mshr_ring[_u(c), _u(h)] > t_eff:
+                            t_eff = mshr_ring[_u(c), _u(h)]
+                        if w < 0 and not on_fill:
+                            w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
+                            if t_free > t_eff:
+                                t_eff = t_free
+                            set_tag(l1_tags, l1_ix, c, s1, w, line)
+                            l1_valid[_u(c), _u(s1), _u(w)] = 0
+                            for q in range(l1_fill.shape[3]):
+                                l1_fill[_u(c), _u(s1), _u(w), _u(q)] = -np.inf
+                                l1_merges[_u(c), _u(s1), _u(w), _u(q)] = 0
+                        if not on_fill:
+                            use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
+                            l1_valid[_u(c), _u(s1), _u(w)] |= bit
+                            l1_merges[_u(c), _u(s1), _u(w), _u(k)] = 1  # the miss itself, see below
+                        if t_eff > t and t_eff + port_step > l1_port[_u(c)]:  # blocking cache
+                            l1_port[_u(c)] = t_eff + port_step
+                        # it leaves the L1 through the miss queue (one request per cycle)
+                        t_eff = miss_queue(mq_ring, mq_head, c, t_eff, l1_port, port_step, mq_wait)
+                        # its L2 bank's port serves one request per bank_step cycles (FIFO)
+                        if bank_free[_u(b)] > t_eff:
+                            t_eff = bank_free[_u(b)]
+                        bank_free[_u(b)] = t_eff + bank_step
+                        # the reply leaves at the SM's NoC share (reply bandwidth)
+                        if noc_free[_u(c)] > t_eff:
+                            t_eff = noc_free[_u(c)]
+                        noc_free[_u(c)] = t_eff + noc_step
+                        t_l2 = t_eff
+                        # fetch sector k (sectored L1), else the whole line
+                        qmask = bit if l1_sectored else all_sec
+                    # ---- the L2 accesses: one per sector of qmask (sectored L2), else the
+                    # line; the only call site of l2_access, which numba inlines: a second
+                    # one cost about a third of the cache simulator's compile time ----
+                    ready = -np.inf
+                    for q in range(nq2):
+                        if l2_sectored:
+                            if not (qmask >> np.uint32(q)) & np.uint32(1):
+                                continue
+                            full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
+                        else:
+                            full = rfull == all_sec and kind == 1
+                        o, rd, moved = l2_access(
+                            l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
+                            l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
+                            write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
+                            dram_free, ch, dram_bpc,
+                        )  # fmt: skip
+                        n_l2 += 1
+                        n_dram += moved
                         if not is_w:
-                            n_l2rdm += 1
-                    elif o == PENDING_FULL and not is_w:
-                        block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
-                    if rd > ready:
-                        ready = rd
-                if direct:  # a load or atomic waits for its data
-                    if not is_w and ready + l2_lat > done_j:
-                        done_j = ready + l2_lat
-                    continue
-                # ---- the L1 read miss's fill ----
-                fill_t = (ready if ready > t_eff else t_eff) + l2_lat
-                if on_fill:
-                    streaming.add(
-                        pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
-                        l1_valid, l1_fill, l1_merges, l1_ix, stamp,
-                    )  # fmt: skip
-                else:
-                    l1_fill[_u(c), _u(s1), _u(w), _u(k)] = fill_t
-                mshr_ring[_u(c), _u(h)] = fill_t
-                mshr_head[_u(c)] = h + 1 if h + 1 < n_mshr else 0  # (h + 1) % n_mshr
-                if fill_t > done_j:
-                    done_j = fill_t
-        i_done[_u(j)] = done_j + l1_lat
-        cnt[C_L1_RD] += n_acc - n_wr
-        cnt[C_L1_RD_HIT] += n_hit
-        cnt[C_L1_RD_PEND] += n_pend
-        cnt[C_L1_RD_MISS] += n_miss - n_wr
-        cnt[C_L1_WR] += n_wr
-        cnt[C_L2] += n_l2
-        cnt[C_L2_MISS] += n_l2m
-        cnt[C_L2_RD] += n_l2rd
-        cnt[C_L2_RD_MISS] += n_l2rdm
-        per_inst[_u(j), I_L1_ACC] += n_acc
-        per_inst[_u(j), I_L1_HIT] += n_hit
-        per_inst[_u(j), I_L1_PEND] += n_pend
-        per_inst[_u(j), I_L1_MISS] += n_miss
-        per_inst[_u(j), I_L2_ACC] += n_l2
-        per_inst[_u(j), I_L2_MISS] += n_l2m
-        per_inst[_u(j), I_DRAM_BYTES] += n_dram
+                            n_l2rd += 1
+                        if o == MISS:
+                            n_l2m += 1
+                            if not is_w:
+                                n_l2rdm += 1
+                        elif o == PENDING_FULL and not is_w:
+                            block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
+                        if rd > ready:
+                            ready = rd
+                    if direct:  # a load or atomic waits for its data
+                        if not is_w and ready + l2_lat > done_j:
+                            done_j = ready + l2_lat
+                        continue
+                    # ---- the L1 read miss's fill ----
+                    fill_t = (ready if ready > t_eff else t_eff) + l2_lat
+                    if on_fill:
+                        streaming.add(
+                            pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
+                            l1_valid, l1_fill, l1_merges, l1_ix, stamp,
+                        )  # fmt: skip
+                    else:
+                        l1_fill[_u(c), _u(s1), _u(w), _u(k)] = fill_t
+                    mshr_ring[_u(c), _u(h)] = fill_t
+                    mshr_head[_u(c)] = h + 1 if h + 1 < n_mshr else 0  # (h + 1) % n_mshr
+                    if fill_t > done_j:
+                        done_j = fill_t
+            i_done[_u(j)] = done_j + l1_lat
+            cnt[C_L1_RD] += n_acc - n_wr
+            cnt[C_L1_RD_HIT] += n_hit
+            cnt[C_L1_RD_PEND] += n_pend
+            cnt[C_L1_RD_MISS] += n_miss - n_wr
+            cnt[C_L1_WR] += n_wr
+            cnt[C_L2] += n_l2
+            cnt[C_L2_MISS] += n_l2m
+            cnt[C_L2_RD] += n_l2rd
+            cnt[C_L2_RD_MISS] += n_l2rdm
+            per_inst[_u(j), I_L1_ACC] += n_acc
+            per_inst[_u(j), I_L1_HIT] += n_hit
+            per_inst[_u(j), I_L1_PEND] += n_pend
+            per_inst[_u(j), I_L1_MISS] += n_miss
+            per_inst[_u(j), I_L2_ACC] += n_l2
+            per_inst[_u(j), I_L2_MISS] += n_l2m
+            per_inst[_u(j), I_DRAM_BYTES] += n_dram
+
+    return run_kernel
 
 
 # The timed driver lives in this module, beside run_kernel, so that numba's on-disk
@@ -919,7 +930,6 @@ def _pop(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray) -> None
         i = c
 
 
-@njit(cache=True)
 def run_timed(
     order: np.ndarray,
     blk_ptr: np.ndarray,
@@ -941,6 +951,9 @@ def run_timed(
     cache_args: tuple,
     lrr: bool = False,
     n_sched: int = 1,
+    *,
+    l1_sectored: bool = False,
+    l2_sectored: bool = False,
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
@@ -998,7 +1011,66 @@ def run_timed(
     rotation over all slots: GPGPU-Sim rotates per scheduler over warps ``h mod
     n_sched``, and with the schedulers issuing side by side that is the same order
     (warp 0 on scheduler 0, 1 on 1, ..., then ``n_sched`` on 0 again).
+
+    ``l1_sectored`` and ``l2_sectored`` (the L1's and the L2's sectoring) select a
+    compiled entry per pair (:data:`_RUN_TIMED`), which hands them to the issue loop as
+    numba literals: the loop is compiled once per pair that occurs (about 30 s each, on
+    first use; then numba's on-disk cache), without the other layout's branches
+    (:func:`_run_kernel`). Against one loop for all layouts, mdm_pascal's simulation takes
+    about 20 % less time per access (docs/status.md).
     """
+    args = (
+        order,
+        blk_ptr,
+        wblk,
+        blocks_per_sm,
+        wseg_ptr,
+        seg_first,
+        inst_mem,
+        mem_is_load,
+        n_sm,
+        issue_cost,
+        ldst_queue,
+        t_start,
+        i_sm,
+        i_time,
+        i_done,
+        proc,
+        l1_port,
+        cache_args,
+        lrr,
+        n_sched,
+    )
+    return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored)](args)
+
+
+@njit(cache=True)
+def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
+    """:func:`run_timed` on ``args`` (its arguments, in order); the two flags are
+    constants of the caller (:data:`_RUN_TIMED`), which ``literally`` turns into numba
+    literals: one compilation per sectoring, and no per-call dispatch on them."""
+    (
+        order,
+        blk_ptr,
+        wblk,
+        blocks_per_sm,
+        wseg_ptr,
+        seg_first,
+        inst_mem,
+        mem_is_load,
+        n_sm,
+        issue_cost,
+        ldst_queue,
+        t_start,
+        i_sm,
+        i_time,
+        i_done,
+        proc,
+        l1_port,
+        cache_args,
+        lrr,
+        n_sched,
+    ) = args
     clock = np.full(n_sm, np.inf)
     # tournament tree over the SMs' clocks: the root is the SM with the earliest clock,
     # the lowest index among equal ones (the order of a linear scan with ``<``)
@@ -1052,8 +1124,39 @@ def run_timed(
         blk_ptr, wblk, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue, i_sm,
         i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt, wend,
         live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head, t_start,
-        lrr, icur, sacc, last, rslot, n_sched, greedy, gcur, ssoon,
+        lrr, icur, sacc, last, rslot, n_sched, greedy, gcur, ssoon, literally(l1_sectored),
+        literally(l2_sectored),
     )  # fmt: skip
+
+
+@njit(cache=True)
+def _run_timed_nn(args: tuple) -> float:
+    return _run_timed(args, False, False)
+
+
+@njit(cache=True)
+def _run_timed_ns(args: tuple) -> float:
+    return _run_timed(args, False, True)
+
+
+@njit(cache=True)
+def _run_timed_sn(args: tuple) -> float:
+    return _run_timed(args, True, False)
+
+
+@njit(cache=True)
+def _run_timed_ss(args: tuple) -> float:
+    return _run_timed(args, True, True)
+
+
+# (L1 sectored, L2 sectored) -> its compiled entry: Python bools reach numba as plain
+# booleans, so every pair has an entry that passes it as constants
+_RUN_TIMED = {
+    (False, False): _run_timed_nn,
+    (False, True): _run_timed_ns,
+    (True, False): _run_timed_sn,
+    (True, True): _run_timed_ss,
+}
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1123,7 +1226,6 @@ def _pick_per_scheduler(
     return -1, -1, soonest
 
 
-@njit(cache=True, _nrt=False)
 def _timed_loop(
     blk_ptr: np.ndarray,
     wblk: np.ndarray,
@@ -1167,179 +1269,254 @@ def _timed_loop(
     greedy: np.ndarray,
     gcur: np.ndarray,
     ssoon: np.ndarray,
+    l1_sectored: bool,
+    l2_sectored: bool,
 ) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
-    reference counting (no per-call incref/decref of the arrays in ``cache_args``)."""
-    n_blk = blk_ptr.shape[0] - 1
-    n_proc = 0
-    prev = -1
-    multi = n_sched > 1 and not lrr
-    while True:
-        if prev >= 0:  # only the SM of the last step changed its clock
-            _update(tree, clock, leaves + prev)
-            prev = -1
-        sm = tree[1]
-        tmin = clock[_u(sm)] if sm >= 0 else np.inf
-        if hn[0] > 0 and ht[0] <= tmin:  # a slot is free before any SM's next step
-            e = ht[0]
-            s = hs[0]
-            _pop(ht, hq, hs, hn)
-            b = hn[2]
-            if b >= n_blk:
-                continue  # no block left
-            hn[2] = b + 1
-            n = 0
-            for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
-                if nxt[_u(p)] < wend[_u(p)]:
-                    ready[_u(p)] = e
-                    n += 1
-            live[_u(b)] = n
-            bend[_u(b)] = e
-            if e > end:
-                end = e
-            if n == 0:  # a block without segments ends at once
-                _push(ht, hq, hs, hn, e, s)
+    reference counting (no per-call incref/decref of the arrays in ``cache_args``).
+
+    Compiled code only (:func:`run_timed` calls it with the two flags as numba literals):
+    numba builds it with :func:`_run_kernel` for that sectoring (:func:`_timed_loop_impl`).
+    """
+    raise NotImplementedError("_timed_loop runs inside compiled code only (run_timed)")
+
+
+@overload(_timed_loop, inline="never", jit_options={"_nrt": False}, strict=False)
+def _timed_loop_overload(*args: types.Type) -> Callable[..., float] | None:
+    """:func:`_timed_loop`'s implementation for the numba literal types of its last two
+    arguments (the sectoring), else none."""
+    l1_sectored, l2_sectored = args[-2:]
+    if isinstance(l1_sectored, types.BooleanLiteral) and isinstance(
+        l2_sectored, types.BooleanLiteral
+    ):
+        return _timed_loop_impl(l1_sectored.literal_value, l2_sectored.literal_value)
+    return None  # numba retries with the literal values
+
+
+@functools.cache
+def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., float]:
+    """The issue loop with ``run_kernel`` for one sectoring (arguments: those of
+    :func:`_timed_loop`)."""
+    run_kernel = _run_kernel(l1_sectored, l2_sectored)
+
+    def impl(
+        blk_ptr,
+        wblk,
+        seg_first,
+        inst_mem,
+        mem_is_load,
+        issue_cost,
+        ldst_queue,
+        i_sm,
+        i_time,
+        i_done,
+        proc,
+        l1_port,
+        cache_args,
+        clock,
+        tree,
+        leaves,
+        ready,
+        nxt,
+        wend,
+        live,
+        bend,
+        blo,
+        res,
+        nres,
+        waiting,
+        ht,
+        hq,
+        hs,
+        hn,
+        one,
+        lsq,
+        lsq_head,
+        end,
+        lrr,
+        icur,
+        sacc,
+        last,
+        rslot,
+        n_sched,
+        greedy,
+        gcur,
+        ssoon,
+        _l1_sectored,
+        _l2_sectored,
+    ):
+        n_blk = blk_ptr.shape[0] - 1
+        n_proc = 0
+        prev = -1
+        multi = n_sched > 1 and not lrr
+        while True:
+            if prev >= 0:  # only the SM of the last step changed its clock
+                _update(tree, clock, leaves + prev)
+                prev = -1
+            sm = tree[1]
+            tmin = clock[_u(sm)] if sm >= 0 else np.inf
+            if hn[0] > 0 and ht[0] <= tmin:  # a slot is free before any SM's next step
+                e = ht[0]
+                s = hs[0]
+                _pop(ht, hq, hs, hn)
+                b = hn[2]
+                if b >= n_blk:
+                    continue  # no block left
+                hn[2] = b + 1
+                n = 0
+                for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
+                    if nxt[_u(p)] < wend[_u(p)]:
+                        ready[_u(p)] = e
+                        n += 1
+                live[_u(b)] = n
+                bend[_u(b)] = e
+                if e > end:
+                    end = e
+                if n == 0:  # a block without segments ends at once
+                    _push(ht, hq, hs, hn, e, s)
+                    continue
+                k = nres[_u(s)]  # GTO: the youngest resident block
+                if multi or lrr:  # its slot: the lowest free one (find_available_hwtid)
+                    free = 0
+                    j = 0
+                    while j < k:
+                        if rslot[_u(s), _u(j)] == free:
+                            free += 1
+                            j = 0
+                        else:
+                            j += 1
+                    if lrr:  # resident blocks in slot order: slots 0 .. free - 1 come first
+                        for j in range(k, free, -1):
+                            res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
+                            rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
+                        k = free
+                    rslot[_u(s), _u(k)] = free
+                if multi:  # a new block's warps are ready at e: lower every scheduler's bound
+                    for sc in range(n_sched):
+                        if e < ssoon[_u(s), _u(sc)]:
+                            ssoon[_u(s), _u(sc)] = e
+                res[_u(s), _u(k)] = b
+                nres[_u(s)] += 1
+                if waiting[_u(s)] and e < clock[_u(s)]:
+                    clock[_u(s)] = e
+                    prev = s
                 continue
-            k = nres[_u(s)]  # GTO: the youngest resident block
-            if multi or lrr:  # its slot: the lowest free one (find_available_hwtid)
-                free = 0
-                j = 0
-                while j < k:
-                    if rslot[_u(s), _u(j)] == free:
-                        free += 1
-                        j = 0
-                    else:
-                        j += 1
-                if lrr:  # resident blocks in slot order: slots 0 .. free - 1 come first
-                    for j in range(k, free, -1):
-                        res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
-                        rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
-                    k = free
-                rslot[_u(s), _u(k)] = free
-            if multi:  # a new block's warps are ready at e: lower every scheduler's bound
-                for sc in range(n_sched):
-                    if e < ssoon[_u(s), _u(sc)]:
-                        ssoon[_u(s), _u(sc)] = e
-            res[_u(s), _u(k)] = b
-            nres[_u(s)] += 1
-            if waiting[_u(s)] and e < clock[_u(s)]:
-                clock[_u(s)] = e
-                prev = s
-            continue
-        if not tmin < np.inf:
-            break
-        prev = sm
-        t = tmin
-        pick = -1
-        soonest = np.inf
-        nk = nres[_u(sm)]
-        k0 = 0  # GTO: the oldest ready resident warp
-        after = -1  # LRR: the first ready warp after the last issued one (slot k0)
-        if lrr and last[_u(sm), 0] >= 0 and nk > 0:
-            while k0 < nk and rslot[_u(sm), _u(k0)] < last[_u(sm), 0]:
-                k0 += 1  # the last issuer's slot, else the next occupied one
-            if k0 == nk:
-                k0 = 0
-            elif rslot[_u(sm), _u(k0)] == last[_u(sm), 0]:
-                if res[_u(sm), _u(k0)] == wblk[_u(last[_u(sm), 1])]:
-                    after = last[_u(sm), 1]
-        sched = -1
-        if multi:
-            pick, sched, soonest = _pick_per_scheduler(
-                sm, t, n_sched, res, rslot, nk, blo, blk_ptr, ready, greedy, gcur, ssoon
-            )
-            nk = 0  # skips the single-order scan below
-        for j in range(nk + 1 if after >= 0 else nk):
-            k = k0 + j
-            if k >= nk:
-                k -= nk
-            b = res[_u(sm), _u(k)]
-            p, pe = _live_warps(b, blo, blk_ptr, ready)
-            if after >= 0:  # the last issuer's slot: after it first, before it last
-                if j == 0:
-                    p = max(p, after + 1)
-                elif j == nk:
-                    pe = after + 1
-            while p < pe:
-                r = ready[_u(p)]  # inf: finished (t < inf)
-                if r <= t:
-                    pick = p
+            if not tmin < np.inf:
+                break
+            prev = sm
+            t = tmin
+            pick = -1
+            soonest = np.inf
+            nk = nres[_u(sm)]
+            k0 = 0  # GTO: the oldest ready resident warp
+            after = -1  # LRR: the first ready warp after the last issued one (slot k0)
+            if lrr and last[_u(sm), 0] >= 0 and nk > 0:
+                while k0 < nk and rslot[_u(sm), _u(k0)] < last[_u(sm), 0]:
+                    k0 += 1  # the last issuer's slot, else the next occupied one
+                if k0 == nk:
+                    k0 = 0
+                elif rslot[_u(sm), _u(k0)] == last[_u(sm), 0]:
+                    if res[_u(sm), _u(k0)] == wblk[_u(last[_u(sm), 1])]:
+                        after = last[_u(sm), 1]
+            sched = -1
+            if multi:
+                pick, sched, soonest = _pick_per_scheduler(
+                    sm, t, n_sched, res, rslot, nk, blo, blk_ptr, ready, greedy, gcur, ssoon
+                )
+                nk = 0  # skips the single-order scan below
+            for j in range(nk + 1 if after >= 0 else nk):
+                k = k0 + j
+                if k >= nk:
+                    k -= nk
+                b = res[_u(sm), _u(k)]
+                p, pe = _live_warps(b, blo, blk_ptr, ready)
+                if after >= 0:  # the last issuer's slot: after it first, before it last
+                    if j == 0:
+                        p = max(p, after + 1)
+                    elif j == nk:
+                        pe = after + 1
+                while p < pe:
+                    r = ready[_u(p)]  # inf: finished (t < inf)
+                    if r <= t:
+                        pick = p
+                        break
+                    if r < soonest:
+                        soonest = r
+                    p += 1
+                if pick >= 0:
+                    if lrr:
+                        last[_u(sm), 0] = rslot[_u(sm), _u(k)]
+                        last[_u(sm), 1] = p
                     break
-                if r < soonest:
-                    soonest = r
-                p += 1
-            if pick >= 0:
-                if lrr:
-                    last[_u(sm), 0] = rslot[_u(sm), _u(k)]
-                    last[_u(sm), 1] = p
-                break
-        if pick < 0:
-            # none ready: wait for the soonest, or (none resident) for a new block
-            clock[_u(sm)] = soonest
-            waiting[_u(sm)] = True
-            continue
-        waiting[_u(sm)] = False
-        gs = nxt[_u(pick)]
-        i0 = icur[_u(pick)]
-        i1 = seg_first[_u(gs + 1)]
-        if lrr:
-            i1 = i0 + 1
-        if multi:
-            greedy[_u(sm), _u(sched)] = pick
-            ssoon[_u(sm), _u(sched)] = -np.inf  # its warp's ready time changes
-            gcur[_u(sm)] = sched + 1 if sched + 1 < n_sched else 0
-        sready = t if i0 == seg_first[_u(gs)] else sacc[_u(pick)]
-        for i in range(i0, i1):
-            m = inst_mem[_u(i)]
-            if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
-                h = lsq_head[_u(sm)]
-                if lsq[_u(sm), _u(h)] > t:
-                    t = lsq[_u(sm), _u(h)]
-                lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
-                lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
-                if m == -2:  # shared memory / constant: one cycle of the unit
-                    l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
-            if m >= 0:
-                i_time[_u(m)] = t
-                i_sm[_u(m)] = sm
-                one[0] = m
-                run_kernel(one, i_sm, i_time, cache_args)  # inlined
-                proc[_u(n_proc)] = m
-                n_proc += 1
-                if mem_is_load[_u(m)] and i_done[_u(m)] > sready:
-                    sready = i_done[_u(m)]
-            t += issue_cost
-            if multi and m != -1:  # the next scheduler's turn after an LD/ST instruction
-                i1 = i + 1
-                break
-        clock[_u(sm)] = t
-        icur[_u(pick)] = i1
-        if i1 < seg_first[_u(gs + 1)]:  # LRR or a scheduler's turn ended: the segment goes on
-            sacc[_u(pick)] = sready
-            ready[_u(pick)] = t
-            continue
-        if t > sready:
-            sready = t
-        ready[_u(pick)] = sready
-        nxt[_u(pick)] += 1
-        if nxt[_u(pick)] >= wend[_u(pick)]:  # the warp has finished
-            ready[_u(pick)] = np.inf
-            b = wblk[_u(pick)]
-            if sready > bend[_u(b)]:
-                bend[_u(b)] = sready
-            live[_u(b)] -= 1
-            if live[_u(b)] == 0:  # its block has ended: its slot is free at bend
-                if bend[_u(b)] > end:
-                    end = bend[_u(b)]
-                k = 0
-                while res[_u(sm), _u(k)] != b:
-                    k += 1
-                for j in range(k + 1, nres[_u(sm)]):
-                    res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
-                    rslot[_u(sm), _u(j - 1)] = rslot[_u(sm), _u(j)]
-                nres[_u(sm)] -= 1
-                _push(ht, hq, hs, hn, bend[_u(b)], sm)
-    return end
+            if pick < 0:
+                # none ready: wait for the soonest, or (none resident) for a new block
+                clock[_u(sm)] = soonest
+                waiting[_u(sm)] = True
+                continue
+            waiting[_u(sm)] = False
+            gs = nxt[_u(pick)]
+            i0 = icur[_u(pick)]
+            i1 = seg_first[_u(gs + 1)]
+            if lrr:
+                i1 = i0 + 1
+            if multi:
+                greedy[_u(sm), _u(sched)] = pick
+                ssoon[_u(sm), _u(sched)] = -np.inf  # its warp's ready time changes
+                gcur[_u(sm)] = sched + 1 if sched + 1 < n_sched else 0
+            sready = t if i0 == seg_first[_u(gs)] else sacc[_u(pick)]
+            for i in range(i0, i1):
+                m = inst_mem[_u(i)]
+                if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
+                    h = lsq_head[_u(sm)]
+                    if lsq[_u(sm), _u(h)] > t:
+                        t = lsq[_u(sm), _u(h)]
+                    lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
+                    lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
+                    if m == -2:  # shared memory / constant: one cycle of the unit
+                        l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
+                if m >= 0:
+                    i_time[_u(m)] = t
+                    i_sm[_u(m)] = sm
+                    one[0] = m
+                    run_kernel(one, i_sm, i_time, cache_args)  # inlined (this sectoring's)
+                    proc[_u(n_proc)] = m
+                    n_proc += 1
+                    if mem_is_load[_u(m)] and i_done[_u(m)] > sready:
+                        sready = i_done[_u(m)]
+                t += issue_cost
+                if multi and m != -1:  # the next scheduler's turn after an LD/ST instruction
+                    i1 = i + 1
+                    break
+            clock[_u(sm)] = t
+            icur[_u(pick)] = i1
+            if i1 < seg_first[_u(gs + 1)]:  # LRR or a scheduler's turn ended: the segment goes on
+                sacc[_u(pick)] = sready
+                ready[_u(pick)] = t
+                continue
+            if t > sready:
+                sready = t
+            ready[_u(pick)] = sready
+            nxt[_u(pick)] += 1
+            if nxt[_u(pick)] >= wend[_u(pick)]:  # the warp has finished
+                ready[_u(pick)] = np.inf
+                b = wblk[_u(pick)]
+                if sready > bend[_u(b)]:
+                    bend[_u(b)] = sready
+                live[_u(b)] -= 1
+                if live[_u(b)] == 0:  # its block has ended: its slot is free at bend
+                    if bend[_u(b)] > end:
+                        end = bend[_u(b)]
+                    k = 0
+                    while res[_u(sm), _u(k)] != b:
+                        k += 1
+                    for j in range(k + 1, nres[_u(sm)]):
+                        res[_u(sm), _u(j - 1)] = res[_u(sm), _u(j)]
+                        rslot[_u(sm), _u(j - 1)] = rslot[_u(sm), _u(j)]
+                    nres[_u(sm)] -= 1
+                    _push(ht, hq, hs, hn, bend[_u(b)], sm)
+        return end
+
+    return impl
 
 
 @njit(cache=True)

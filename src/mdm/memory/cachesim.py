@@ -493,7 +493,6 @@ def simulate_kernel(
         spl,
         int(l1c.line_bytes).bit_length() - 1,
         l1c.enabled,
-        l1c.sectored,
         l1c.set_index == "fermi_hash",
         l1c.mshr_max_merge,
         np.full(shape, -1, np.int64),
@@ -504,7 +503,6 @@ def simulate_kernel(
         _core.new_way_index(*shape),  # O(1) lookups and victims in wide sets
         np.full((gpu.n_sm, l1c.mshr_entries), -np.inf),
         np.zeros(gpu.n_sm, np.int64),
-        gpu.l2.sectored,
         gpu.l2.banks,
         gpu.l2.bank_interleave_bytes,
         gpu.l2.mshr_max_merge,
@@ -561,6 +559,8 @@ def simulate_kernel(
         cargs,
         gpu.sm.scheduler_policy == "lrr",
         gpu.sm.schedulers,
+        l1_sectored=l1c.sectored,
+        l2_sectored=gpu.l2.sectored,
     )
     l2.last_order = inst[perm[proc]]
     l2.last_sm = i_sm[proc]
