@@ -931,31 +931,15 @@ def _pop(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, hn: np.ndarray) -> None
 
 
 def run_timed(
-    order: np.ndarray,
-    blk_ptr: np.ndarray,
-    wblk: np.ndarray,
-    blocks_per_sm: int,
-    wseg_ptr: np.ndarray,
-    seg_first: np.ndarray,
-    inst_mem: np.ndarray,
-    mem_is_load: np.ndarray,
-    n_sm: int,
-    issue_cost: float,
-    ldst_queue: int,
-    t_start: float,
-    i_sm: np.ndarray,
-    i_time: np.ndarray,
-    i_done: np.ndarray,
-    proc: np.ndarray,
-    l1_port: np.ndarray,
-    cache_args: tuple,
-    lrr: bool = False,
-    n_sched: int = 1,
-    *,
+    *args: object,
     l1_sectored: bool = False,
     l2_sectored: bool = False,
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
+
+    ``args``: ``order, blk_ptr, wblk, blocks_per_sm, wseg_ptr, seg_first, inst_mem,
+    mem_is_load, n_sm, issue_cost, ldst_queue, t_start, i_sm, i_time, i_done, proc,
+    l1_port, cache_args, lrr, n_sched`` (as :func:`_run_timed` unpacks them).
 
     Blocks (``blk_ptr``: their warps' ranges in ``order``, blocks in launch order;
     ``wblk``: the block of every position of ``order``) go to SMs as GPGPU-Sim's
@@ -1019,28 +1003,6 @@ def run_timed(
     (:func:`_run_kernel`). Against one loop for all layouts, mdm_pascal's simulation takes
     about 20 % less time per access (docs/status.md).
     """
-    args = (
-        order,
-        blk_ptr,
-        wblk,
-        blocks_per_sm,
-        wseg_ptr,
-        seg_first,
-        inst_mem,
-        mem_is_load,
-        n_sm,
-        issue_cost,
-        ldst_queue,
-        t_start,
-        i_sm,
-        i_time,
-        i_done,
-        proc,
-        l1_port,
-        cache_args,
-        lrr,
-        n_sched,
-    )
     return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored)](args)
 
 
@@ -1129,6 +1091,9 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     )  # fmt: skip
 
 
+# Four module-level entries, written out: numba's on-disk cache keys a function by its
+# name and source line, so entries made by one factory would share (and overwrite) one
+# cached compilation for the same argument types.
 @njit(cache=True)
 def _run_timed_nn(args: tuple) -> float:
     return _run_timed(args, False, False)
