@@ -192,13 +192,11 @@ def test_warp_sector_coalescer_merges_across_the_whole_warp() -> None:
 
 # ------------------------------------------------------ streaming L1
 def _one_l1(sets: int, ways: int) -> tuple[np.ndarray, ...]:
-    """Empty state of one sectored L1 (4 sectors): tags, lru, valid, fill, merges, stamp."""
+    """Empty state of one streaming L1: tags, lru, valid (sector bits), stamp."""
     return (
         np.full((1, sets, ways), -1, np.int64),
         np.zeros((1, sets, ways), np.int64),
         np.zeros((1, sets, ways), np.uint32),
-        np.full((1, sets, ways, 4), -np.inf),
-        np.zeros((1, sets, ways, 4), np.int32),
         np.zeros(1, np.int64),
     )
 
@@ -207,13 +205,13 @@ def _stream_fast(
     acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int, cap: int
 ):
     """Drive the numba helpers of the streaming L1 as ``_core.run_kernel`` does."""
-    tags, lru, valid, fill, merges, stamp = _one_l1(sets, ways)
+    tags, lru, valid, stamp = _one_l1(sets, ways)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
     ix = _core.new_way_index(1, sets, ways)
     out = []
     for t, line, k in acc:
         s = line % sets
-        streaming.drain(pend, pend_t, pend_n, 0, t, tags, lru, valid, fill, merges, ix, stamp)
+        streaming.drain(pend, pend_t, pend_n, 0, t, tags, lru, valid, ix, stamp)
         stamp[0] += 1
         w = _core.way_of(tags, ix, 0, s, line)
         if w >= 0 and valid[0, s, w] >> k & 1:
@@ -229,10 +227,8 @@ def _stream_fast(
                 out.append("hit")
             continue
         out.append("miss")
-        streaming.add(
-            pend, pend_t, pend_n, 0, line, s, k, t + lat, tags, lru, valid, fill, merges, ix, stamp
-        )
-    streaming.drain(pend, pend_t, pend_n, 0, np.inf, tags, lru, valid, fill, merges, ix, stamp)
+        streaming.add(pend, pend_t, pend_n, 0, line, s, k, t + lat, tags, lru, valid, ix, stamp)
+    streaming.drain(pend, pend_t, pend_n, 0, np.inf, tags, lru, valid, ix, stamp)
     final = {(s, int(x)) for s in range(sets) for x in tags[0, s] if x >= 0}
     return out, final
 
@@ -293,7 +289,7 @@ def test_streaming_table_hash_finds_exactly_the_live_entries(
     live ``(line, sector)`` is found at its slot, no other key is, and live entries plus
     tombstones leave a quarter of the buckets empty (so every probe ends)."""
     sets, ways, cap = 2, 4, 4
-    tags, lru, valid, fill, merges, stamp = _one_l1(sets, ways)
+    tags, lru, valid, stamp = _one_l1(sets, ways)
     ix = _core.new_way_index(1, sets, ways)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
     live: dict[tuple[int, int], float] = {}
@@ -302,16 +298,14 @@ def test_streaming_table_hash_finds_exactly_the_live_entries(
         t += 1.0
         if do_fill and live:  # apply the earliest fill (ties: the first added)
             first = min(live.items(), key=lambda kv: kv[1])[0]
-            streaming.drain(
-                pend, pend_t, pend_n, 0, live[first], tags, lru, valid, fill, merges, ix, stamp
-            )
+            streaming.drain(pend, pend_t, pend_n, 0, live[first], tags, lru, valid, ix, stamp)
             live = {key: tf for key, tf in live.items() if tf > live[first]}
         elif not do_fill and streaming.find(pend, pend_n, 0, line, k) < 0:
             if len(live) == cap:  # add applies the earliest first
                 del live[min(live.items(), key=lambda kv: kv[1])[0]]
             streaming.add(
-                pend, pend_t, pend_n, 0, line, line % sets, k, t + 100.0, tags, lru, valid,
-                fill, merges, ix, stamp,
+                pend, pend_t, pend_n, 0, line, line % sets, k, t + 100.0, tags, lru, valid, ix,
+                stamp,
             )  # fmt: skip
             live[(line, k)] = t + 100.0
         assert int(pend_n[0, 0]) == len(live)

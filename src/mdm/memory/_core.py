@@ -641,7 +641,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
 
         l1_sets = l1_tags.shape[1]
         on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
-        p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
+        p_due = pend.shape[1]  # column of each SM's earliest pending fill time (streaming.py)
         line_bytes = np.int64(1) << line_log2
         l2_fetch = sector_bytes if l2_sectored else line_bytes
         all_sec = np.uint32((np.int64(1) << spl) - 1)
@@ -713,14 +713,18 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         # out-of-line call passes ~100 words of array arguments
                         if on_fill and pend_t[_u(c), _u(p_due)] <= t:
                             streaming.drain(
-                                pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_fill,
-                                l1_merges, l1_ix, stamp,
+                                pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_ix,
+                                stamp,
                             )  # fmt: skip
                         stamp[0] += 1
                         w = way_of(l1_tags, l1_ix, c, s1, line)
                         if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
                             use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
-                            if (
+                            if on_fill:  # a streaming L1 holds only filled sectors: a hit
+                                n_hit += 1
+                                if t > done_j:
+                                    done_j = t
+                            elif (
                                 l1_fill[_u(c), _u(s1), _u(w), _u(k)] > t
                                 and l1_merges[_u(c), _u(s1), _u(w), _u(k)] < l1_max_merge
                             ):
@@ -823,7 +827,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                     if on_fill:
                         streaming.add(
                             pend, pend_t, pend_n, c, line, s1, k, fill_t, l1_tags, l1_lru,
-                            l1_valid, l1_fill, l1_merges, l1_ix, stamp,
+                            l1_valid, l1_ix, stamp,
                         )  # fmt: skip
                     else:
                         l1_fill[_u(c), _u(s1), _u(w), _u(k)] = fill_t
