@@ -205,9 +205,10 @@ def _victim_reserved(
 # ---- way index of wide sets (Volta-class L1s: 4 sets x 256 ways) ----------------------
 #
 # ``ix[C, S, X]`` (int16, or int32 past 16,383 ways) beside ``tags``: for each set, a
-# doubly linked list of its ``W`` ways in LRU order (``ix[..., w]`` next, ``ix[..., W+1+w]``
-# previous, ``W`` the list's sentinel: ``ix[..., W]`` is the least recently used way,
-# ``ix[..., 2W+1]`` the most) and an open-addressing hash of ``NB`` buckets (a power of
+# doubly linked list of its ``W`` ways in LRU order (``ix[..., 2w]`` next, ``ix[..., 2w+1]``
+# previous: a way's two links share a cache line; ``W`` is the list's sentinel:
+# ``ix[..., 2W]`` is the least recently used way, ``ix[..., 2W+1]`` the most) and an
+# open-addressing hash of ``NB`` buckets (a power of
 # two >= 2W; linear probing, backward-shift deletion) from the line to its way (-1
 # empty; the key is read back from ``tags``). ``X = 0`` (sets of at most ``_SCAN_WAYS``
 # ways) switches the index off and the scans above are used. The list stays in the order
@@ -226,8 +227,8 @@ def new_way_index(n_caches: int, sets: int, ways: int) -> np.ndarray:
     while nb < 2 * ways:
         nb *= 2
     ix = np.full((n_caches, sets, 2 * ways + 2 + nb), -1, np.int16 if ways < 2**14 else np.int32)
-    ix[:, :, : ways + 1] = np.roll(np.arange(ways + 1), -1)  # next: w -> w + 1, W -> 0
-    ix[:, :, ways + 1 : 2 * ways + 2] = np.roll(np.arange(ways + 1), 1)  # prev
+    ix[:, :, 0 : 2 * ways + 2 : 2] = np.roll(np.arange(ways + 1), -1)  # next: w -> w + 1, W -> 0
+    ix[:, :, 1 : 2 * ways + 2 : 2] = np.roll(np.arange(ways + 1), 1)  # prev
     return ix
 
 
@@ -317,18 +318,18 @@ def use_way(
 
 @njit(cache=True, _nrt=False)
 def _to_mru(ix: np.ndarray, nw: np.int64, c: np.int64, s: np.int64, w: np.int64) -> None:
-    pv = nw + 1  # offset of the "previous" links
-    if ix[_u(c), _u(s), _u(pv + nw)] == w:
+    # way x's next link is ix[.., 2x], its previous 2x + 1; nw is the sentinel
+    tail = np.int64(ix[_u(c), _u(s), _u(2 * nw + 1)])
+    if tail == w:
         return
-    p = np.int64(ix[_u(c), _u(s), _u(pv + w)])
-    n = np.int64(ix[_u(c), _u(s), _u(w)])
-    ix[_u(c), _u(s), _u(p)] = n
-    ix[_u(c), _u(s), _u(pv + n)] = p
-    tail = np.int64(ix[_u(c), _u(s), _u(pv + nw)])
-    ix[_u(c), _u(s), _u(tail)] = w
-    ix[_u(c), _u(s), _u(pv + w)] = tail
-    ix[_u(c), _u(s), _u(w)] = nw
-    ix[_u(c), _u(s), _u(pv + nw)] = w
+    p = np.int64(ix[_u(c), _u(s), _u(2 * w + 1)])
+    n = np.int64(ix[_u(c), _u(s), _u(2 * w)])
+    ix[_u(c), _u(s), _u(2 * p)] = n
+    ix[_u(c), _u(s), _u(2 * n + 1)] = p
+    ix[_u(c), _u(s), _u(2 * tail)] = w
+    ix[_u(c), _u(s), _u(2 * w + 1)] = tail
+    ix[_u(c), _u(s), _u(2 * w)] = nw
+    ix[_u(c), _u(s), _u(2 * nw + 1)] = w
 
 
 @njit(cache=True, inline="always")
@@ -338,7 +339,7 @@ def lru_way(
     """The first invalid way, else the least recently used one (the first of equal
     stamps), ignoring fills in flight."""
     if ix.shape[2] > 0:
-        return np.int64(ix[_u(c), _u(s), _u(tags.shape[2])])
+        return np.int64(ix[_u(c), _u(s), _u(2 * tags.shape[2])])
     return _lru_scan(tags, lru, c, s)
 
 
