@@ -642,7 +642,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
 
         l1_sets = l1_tags.shape[1]
         on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
-        p_due = pend.shape[1]  # column of each SM's earliest pending fill time (streaming.py)
+        p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
         line_bytes = np.int64(1) << line_log2
         l2_fetch = sector_bytes if l2_sectored else line_bytes
         all_sec = np.uint32((np.int64(1) << spl) - 1)

@@ -17,27 +17,19 @@ merges, seq, bucket)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``
 nothing to fill costs O(1) (the caller tests it inline). Row ``pend_n[c]`` holds, in
 order: the entries in use, ``H``, the next ``seq``, the tombstones; an open-addressing
 hash (linear probing) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H``
-keys, -1 = empty, -2 = deleted, then ``H`` slots); the stack of free slots
+keys, -1 = empty, -2 = deleted, then ``H`` slots); a binary min-heap of the slots in
+use ordered by (fill time, insertion ``seq``); the stack of free slots
 (:func:`new_table` sizes it). An entry never moves in the hash, so its slot keeps its
 bucket and a fill deletes it with one store (a tombstone) instead of a probe: in
 tables of thousands of entries per SM (Volta: 4,096) that probe missed the CPU's
 caches on nearly every fill. When live entries and tombstones would pass 3/4 of ``H``
 the hash is rebuilt from the heap's slots. Before a
-read at time ``t`` the fills with time ``<= t`` are applied in (fill time, ``seq``)
-order (:func:`drain`); a full table applies its earliest fill first (the MSHR ring of
-the caller already delays a miss until the oldest entry completes, so this only
-reorders equal-time events).
-
-That order is kept by a 4-ary min-heap in ``pend_t[c, _heap_base(P):]`` whose nodes
-carry their keys: node ``k`` is the record ``(fill time, seq * Q + slot)`` (``Q`` the
-power of two >= ``P``; exact in a float64 below 2**53, i.e. for fewer than 2**53 / Q
-misses per SM and kernel) at record position ``k + 3``, so the four children of a node
-(positions ``4k + 4 .. 4k + 7``) fill one aligned 64-byte cache line and a level of
-the heap costs one line, not a line per child for its slot's time and another for its
-``seq``. Streaming L1s have thousands of entries per SM (Volta: 4,096), so a fill's
-:func:`_heap_pop` sifts through 6 levels instead of a binary heap's 12. Every fill is
-the heap's minimum when it is applied, so an SM with hundreds of MSHR entries pays
-O(log P) per fill, not a scan of the table.
+read at time ``t`` the fills with time ``<= t`` are applied in that order
+(:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
+caller already delays a miss until the oldest entry completes, so this only reorders
+equal-time events). Every fill is the heap's
+minimum when it is applied, so an SM with hundreds of MSHR entries (Volta: 256-512)
+pays O(log P) per fill, not a scan of the table.
 """
 
 from __future__ import annotations
@@ -48,42 +40,26 @@ from numba import njit
 from mdm.memory import _core  # module, not names: _core imports this module
 from mdm.memory._index import u as _u
 
-_KEYS = 5  # offset of the hash's keys in a row of ``pend_n``
-
-
-def _heap_base(entries: int) -> int:
-    """Column of ``pend_t`` where the heap's records start (a multiple of 8 floats)."""
-    return (entries + 1 + 7) // 8 * 8
-
-
-def _pow2_at_least(n: int) -> int:
-    q = 1
-    while q < n:
-        q *= 2
-    return q
+_KEYS = 4  # offset of the hash's keys in a row of ``pend_n``
 
 
 def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Empty ``(pend, pend_t, pend_n)`` for ``entries`` in-flight fills per SM (0 = off).
-
-    Each row of ``pend_t`` starts on a 64-byte boundary, so that the heap's groups of
-    four children are cache lines."""
-    buckets = _pow2_at_least(2 * entries)
-    pend_n = np.full((n_sm, _KEYS + 2 * buckets + entries), -1, np.int64)
+    """Empty ``(pend, pend_t, pend_n)`` for ``entries`` in-flight fills per SM (0 = off)."""
+    buckets = 1
+    while buckets < 2 * entries:
+        buckets *= 2
+    pend_n = np.full((n_sm, _KEYS + 2 * buckets + 2 * entries), -1, np.int64)
     pend_n[:, 0] = 0  # entries in use
     pend_n[:, 1] = buckets
     pend_n[:, 2] = 0  # next seq
     pend_n[:, 3] = 0  # tombstones
-    pend_n[:, 4] = _pow2_at_least(entries)  # Q of the heap's keys
-    free = _KEYS + 2 * buckets
+    free = _KEYS + 2 * buckets + entries
     pend_n[:, free : free + entries] = np.arange(entries)[::-1]  # slot 0 on top
-    width = _heap_base(entries) + 2 * (entries + 3)
-    width = (width + 7) // 8 * 8
-    buf = np.empty(n_sm * width + 8)
-    off = (-buf.ctypes.data // 8) % 8  # first 64-byte aligned float
-    pend_t = buf[off : off + n_sm * width].reshape(n_sm, width)
-    pend_t[:] = np.inf
-    return np.zeros((n_sm, entries, 6), np.int64), pend_t, pend_n
+    return (
+        np.zeros((n_sm, entries, 6), np.int64),
+        np.full((n_sm, entries + 1), np.inf),
+        pend_n,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -129,109 +105,89 @@ def _h_insert(
 
 
 @njit(cache=True, _nrt=False)
-def _h_rebuild(pend: np.ndarray, pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
+def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
     """Empty SM ``c``'s hash (tombstones too) and insert its live slots again."""
     nb = pend_n[_u(c), 1]
     for h in range(nb):
         pend_n[_u(c), _u(_KEYS + h)] = -1
     pend_n[_u(c), 3] = 0
-    base = _hb(pend.shape[1])
+    heap = _heap_at(pend_n, c)
     for j in range(pend_n[_u(c), 0]):
-        i = _heap_slot(pend_t, pend_n, c, base, j)
+        i = pend_n[_u(c), _u(heap + j)]
         _h_insert(pend, pend_n, c, _key(pend[_u(c), _u(i), 0], pend[_u(c), _u(i), 2]), i)
 
 
 @njit(cache=True, inline="always")
-def _hb(p: np.int64) -> np.int64:
-    """:func:`_heap_base` in compiled code."""
-    return (p + 8) // 8 * 8
-
-
-@njit(cache=True, inline="always")
-def _free_at(pend_n: np.ndarray, c: np.int64) -> np.int64:
-    """Offset of SM ``c``'s free-slot stack in its ``pend_n`` row (after the hash's
-    ``2H`` cells)."""
+def _heap_at(pend_n: np.ndarray, c: np.int64) -> np.int64:
+    """Offset of SM ``c``'s heap in its ``pend_n`` row (after the hash's ``2H`` cells);
+    the free-slot stack starts ``P`` cells later."""
     return _KEYS + 2 * pend_n[_u(c), 1]
 
 
 @njit(cache=True, inline="always")
-def _rec(base: np.int64, k: np.int64) -> np.int64:
-    """Column in ``pend_t`` of heap node ``k``'s fill time (its key is the next one)."""
-    return base + 2 * (k + 3)
-
-
-@njit(cache=True, inline="always")
-def _heap_slot(
-    pend_t: np.ndarray, pend_n: np.ndarray, c: np.int64, base: np.int64, k: np.int64
-) -> np.int64:
-    """Slot of heap node ``k``."""
-    return np.int64(pend_t[_u(c), _u(_rec(base, k) + 1)]) & (pend_n[_u(c), 4] - 1)
+def _before(pend: np.ndarray, pend_t: np.ndarray, c: np.int64, a: np.int64, b: np.int64) -> bool:
+    """Slot ``a`` fills before slot ``b``: earlier time, then earlier insertion."""
+    ta = pend_t[_u(c), _u(a)]
+    tb = pend_t[_u(c), _u(b)]
+    return ta < tb or (ta == tb and pend[_u(c), _u(a), 4] < pend[_u(c), _u(b), 4])
 
 
 @njit(cache=True, _nrt=False)
 def _heap_push(
+    pend: np.ndarray,
     pend_t: np.ndarray,
+    pend_n: np.ndarray,
     c: np.int64,
-    tf: float,
-    key: float,
+    slot: np.int64,
     base: np.int64,
     n: np.int64,
 ) -> None:
-    """Add the record ``(tf, key)`` to the heap at ``pend_t[c, base:]`` holding ``n``."""
+    """Add ``slot`` to the heap at ``pend_n[c, base:]`` holding ``n`` slots."""
     i = n
     while i > 0:
-        parent = (i - 1) >> 2
-        r = _rec(base, parent)
-        pt = pend_t[_u(c), _u(r)]
-        if tf > pt or (tf == pt and key > pend_t[_u(c), _u(r + 1)]):
+        parent = (i - 1) >> 1
+        ps = pend_n[_u(c), _u(base + parent)]
+        if not _before(pend, pend_t, c, slot, ps):
             break
-        q = _rec(base, i)
-        pend_t[_u(c), _u(q)] = pt
-        pend_t[_u(c), _u(q + 1)] = pend_t[_u(c), _u(r + 1)]
+        pend_n[_u(c), _u(base + i)] = ps
         i = parent
-    q = _rec(base, i)
-    pend_t[_u(c), _u(q)] = tf
-    pend_t[_u(c), _u(q + 1)] = key
+    pend_n[_u(c), _u(base + i)] = slot
 
 
 @njit(cache=True, _nrt=False)
-def _heap_pop(pend_t: np.ndarray, c: np.int64, base: np.int64, n: np.int64) -> None:
-    """Remove the earliest record of the heap holding ``n`` (> 0) records; an empty
-    heap's root time becomes ``inf``."""
+def _heap_pop(
+    pend: np.ndarray,
+    pend_t: np.ndarray,
+    pend_n: np.ndarray,
+    c: np.int64,
+    base: np.int64,
+    n: np.int64,
+) -> np.int64:
+    """Remove and return the earliest slot of the heap holding ``n`` (> 0) slots."""
+    top = pend_n[_u(c), _u(base)]
     n -= 1
-    last = _rec(base, n)
-    lt = pend_t[_u(c), _u(last)]
-    lk = pend_t[_u(c), _u(last + 1)]
-    i = 0
-    while True:
-        ch = 4 * i + 1
-        if ch >= n:
-            break
-        best = _rec(base, ch)
-        bt = pend_t[_u(c), _u(best)]
-        bk = pend_t[_u(c), _u(best + 1)]
-        for j in range(ch + 1, min(ch + 4, n)):
-            r = _rec(base, j)
-            rt = pend_t[_u(c), _u(r)]
-            if rt < bt or (rt == bt and pend_t[_u(c), _u(r + 1)] < bk):
-                best = r
-                bt = rt
-                bk = pend_t[_u(c), _u(r + 1)]
-        if lt < bt or (lt == bt and lk < bk):
-            break
-        q = _rec(base, i)
-        pend_t[_u(c), _u(q)] = bt
-        pend_t[_u(c), _u(q + 1)] = bk
-        i = (best - base) // 2 - 3
-    q = _rec(base, i)
     if n > 0:
-        pend_t[_u(c), _u(q)] = lt
-        pend_t[_u(c), _u(q + 1)] = lk
-    else:
-        pend_t[_u(c), _u(q)] = np.inf
+        last = pend_n[_u(c), _u(base + n)]
+        i = 0
+        while True:
+            ch = 2 * i + 1
+            if ch >= n:
+                break
+            cs = pend_n[_u(c), _u(base + ch)]
+            if ch + 1 < n:
+                rs = pend_n[_u(c), _u(base + ch + 1)]
+                if _before(pend, pend_t, c, rs, cs):
+                    ch += 1
+                    cs = rs
+            if not _before(pend, pend_t, c, cs, last):
+                break
+            pend_n[_u(c), _u(base + i)] = cs
+            i = ch
+        pend_n[_u(c), _u(base + i)] = last
+    return top
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")  # into drain and add: no call per fill
 def _apply_first(
     pend: np.ndarray,
     pend_t: np.ndarray,
@@ -245,10 +201,10 @@ def _apply_first(
 ) -> None:
     """Fill SM ``c``'s earliest entry into the cache and free its slot."""
     p = pend.shape[1]
-    base = _hb(p)
+    heap = _heap_at(pend_n, c)
+    free = heap + p
     n = pend_n[_u(c), 0]
-    i = _heap_slot(pend_t, pend_n, c, base, 0)
-    _heap_pop(pend_t, c, base, n)
+    i = _heap_pop(pend, pend_t, pend_n, c, heap, n)
     line = pend[_u(c), _u(i), 0]
     s = pend[_u(c), _u(i), 1]
     k = pend[_u(c), _u(i), 2]
@@ -262,9 +218,10 @@ def _apply_first(
     valid[_u(c), _u(s), _u(w)] |= np.uint32(1) << np.uint32(k)
     pend_n[_u(c), _u(_KEYS + pend[_u(c), _u(i), 5])] = -2  # delete: a tombstone
     pend_n[_u(c), 3] += 1
-    pend_n[_u(c), _u(_free_at(pend_n, c) + p - n)] = i  # push the slot on the free stack
-    pend_n[_u(c), 0] = n - 1
-    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(_rec(base, 0))]  # inf when empty
+    pend_n[_u(c), _u(free + p - n)] = i  # push the slot on the free stack
+    n -= 1
+    pend_n[_u(c), 0] = n
+    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])] if n > 0 else np.inf
 
 
 @njit(cache=True, _nrt=False)
@@ -281,7 +238,7 @@ def drain(
     stamp: np.ndarray,
 ) -> None:
     """Apply SM ``c``'s fills that arrived by ``t``, earliest first."""
-    p = pend.shape[1]
+    p = pend_t.shape[1] - 1
     while pend_t[_u(c), _u(p)] <= t and pend_n[_u(c), 0] > 0:  # earliest fill time (inf: empty)
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, ix, stamp)
 
@@ -319,8 +276,10 @@ def add(
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, ix, stamp)
     n = pend_n[_u(c), 0]
     if 4 * (n + 1 + pend_n[_u(c), 3]) > 3 * pend_n[_u(c), 1]:  # keep a quarter empty
-        _h_rebuild(pend, pend_t, pend_n, c)
-    i = pend_n[_u(c), _u(_free_at(pend_n, c) + p - n - 1)]  # pop a free slot
+        _h_rebuild(pend, pend_n, c)
+    heap = _heap_at(pend_n, c)
+    free = heap + p
+    i = pend_n[_u(c), _u(free + p - n - 1)]  # pop a free slot
     seq = pend_n[_u(c), 2]
     pend_n[_u(c), 2] = seq + 1
     pend[_u(c), _u(i), 0] = line
@@ -329,8 +288,7 @@ def add(
     pend[_u(c), _u(i), 3] = 0
     pend[_u(c), _u(i), 4] = seq
     pend_t[_u(c), _u(i)] = tf
-    base = _hb(p)
-    _heap_push(pend_t, c, tf, np.float64(seq * pend_n[_u(c), 4] + i), base, n)
+    _heap_push(pend, pend_t, pend_n, c, i, heap, n)
     pend_n[_u(c), 0] = n + 1
     _h_insert(pend, pend_n, c, _key(line, k), i)
-    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(_rec(base, 0))]
+    pend_t[_u(c), _u(p)] = pend_t[_u(c), _u(pend_n[_u(c), _u(heap)])]
