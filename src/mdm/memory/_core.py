@@ -208,9 +208,9 @@ def _victim_reserved(
 # doubly linked list of its ``W`` ways in LRU order (``ix[..., 2w]`` next, ``ix[..., 2w+1]``
 # previous: a way's two links share a cache line; ``W`` is the list's sentinel:
 # ``ix[..., 2W]`` is the least recently used way, ``ix[..., 2W+1]`` the most) and an
-# open-addressing hash of ``NB`` buckets (a power of
-# two >= 2W; linear probing, backward-shift deletion) from the line to its way (-1
-# empty; the key is read back from ``tags``). ``X = 0`` (sets of at most ``_SCAN_WAYS``
+# open-addressing hash of ``NB`` buckets (a power of two >= 2W; linear probing,
+# backward-shift deletion) from the line to its way (-1 empty; the key is read back
+# from ``tags``). ``X = 0`` (sets of at most ``_SCAN_WAYS``
 # ways) switches the index off and the scans above are used. The list stays in the order
 # of the ``lru`` stamps because every stamp written is a fresh maximum and ways are only
 # invalid before their first use (the L1s are flushed per kernel, the list starts as
@@ -711,7 +711,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         n_acc += 1
                         # a fill due by t (pend_t[c, P]: the earliest; inf when none): apply
                         # the due ones; the test is inline, as most reads find none and the
-                        # out-of-line call passes ~100 words of array arguments
+                        # out-of-line call passes ~80 words of array arguments
                         if on_fill and pend_t[_u(c), _u(p_due)] <= t:
                             streaming.drain(
                                 pend, pend_t, pend_n, c, t, l1_tags, l1_lru, l1_valid, l1_ix,
