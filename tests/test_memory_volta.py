@@ -204,7 +204,7 @@ def _one_l1(sets: int, ways: int) -> tuple[np.ndarray, ...]:
 def _stream_fast(
     acc: list[tuple[float, int, int]], sets: int, ways: int, lat: float, merge: int, cap: int
 ):
-    """Drive the numba helpers of the streaming L1 as ``_core.run_kernel`` does."""
+    """Drive the numba helpers of the streaming L1 as ``_core._run_kernel``'s ``run_kernel`` does."""
     tags, lru, valid, stamp = _one_l1(sets, ways)
     pend, pend_t, pend_n = streaming.new_table(1, cap)
     ix = _core.new_way_index(1, sets, ways)

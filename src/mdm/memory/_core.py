@@ -971,7 +971,7 @@ def run_timed(
     reference runs this turned the L1 miss-rate difference from 0.018 into 0.009
     (docs/status.md). ``issue_cost`` cycles per instruction (1 / schedulers: the SM's
     total issue rate); each global memory instruction is
-    simulated at once (:func:`mdm.memory._core.run_kernel` with ``cache_args``, which
+    simulated at once (:func:`_run_kernel`'s ``run_kernel`` with ``cache_args``, which
     sets its completion ``i_done``). A warp is ready again when its segment has issued
     and ALL requests of the segment's loads have completed, since the next segment
     starts with an instruction that reads a loaded register. The SM with the earliest

@@ -190,7 +190,7 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l2.bank_interleave_bytes,
         l2.hit_latency_ns,
         gpu.dram.latency_ns,
-        # timing (mdm.memory._core.run_kernel, mdm.memory.schedule.run_timed)
+        # timing (mdm.memory._core._run_kernel, mdm.memory.schedule.run_timed)
         l1.banks,
         l1.hit_latency_cycles,
         gpu.noc.bandwidth_gbps,
