@@ -1,12 +1,20 @@
-"""``mdm cachesim TRACE --gpu PRESET_OR_FILE [--json]``: L1/L2 statistics of an app."""
+"""``mdm cachesim TRACE --gpu PRESET_OR_FILE [--per-pc] [--warp K:W ...] [--json]``.
+
+L1/L2 statistics of an application per kernel and in total; with ``--per-pc`` also per
+static global memory instruction (:func:`mdm.memory.stats.pc_rows`), with ``--warp``
+per dynamic instruction of chosen warps (:func:`mdm.memory.stats.warp_rows`). ``TRACE``
+is anything ``mdm predict`` accepts (a trace directory, ``kernelslist.g``, ``.mdmtrace``
+or ``builtin:NAME?k=v``).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from mdm.cli.common import cli_errors, echo_json
+from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
 
@@ -31,33 +39,117 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
     }
 
 
+def parse_warps(
+    specs: list[str], kernel_ids: list[int], n_warps: list[int]
+) -> dict[int, list[int]]:
+    """``["K:W", ...]`` (kernel ID as in the trace and the table, 0-based warp index) ->
+    {index in the app's kernel list: [warp indices]}, checked against the app (kernel
+    ``i`` has ID ``kernel_ids[i]`` and ``n_warps[i]`` warps)."""
+    out: dict[int, list[int]] = {}
+    for s in specs:
+        try:
+            kid, w = (int(p) for p in s.split(":"))
+        except ValueError:
+            raise ConfigError(
+                None, f"--warp {s!r}: expected KERNEL:WARP (kernel ID, 0-based warp index)"
+            ) from None
+        idx = [i for i, k in enumerate(kernel_ids) if k == kid]
+        if len(idx) != 1:
+            what = "no kernel" if not idx else f"{len(idx)} kernels"
+            raise ConfigError(None, f"--warp {s}: {what} with ID {kid}; IDs: {kernel_ids}")
+        i = idx[0]
+        if not 0 <= w < n_warps[i]:
+            raise ConfigError(None, f"--warp {s}: warp {w} out of range 0..{n_warps[i] - 1}")
+        if w not in out.setdefault(i, []):
+            out[i].append(w)
+    return out
+
+
+# table headers (the JSON keys are the long names)
+_HEAD = {
+    "kernel_id": "kernel", "l1_read_accesses": "L1 reads", "l1_miss_rate": "L1 miss",
+    "l2_accesses": "L2 acc", "l2_miss_rate": "L2 miss", "dram_reads": "DRAM rd",
+    "dram_writes": "DRAM wr", "opcode": "op", "executions": "execs", "l1_accesses": "L1 acc",
+    "l1_hits": "hits", "l1_pending_hits": "pend", "l1_misses": "misses",
+    "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
+}  # fmt: skip
+
+
+def _fmt(c: str, v: object) -> str:
+    if c == "pc":
+        return f"{v:#x}"
+    if c == "kernel_id" and v == -1:
+        return "total"
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def _print_table(title: str, cols: list[str], rows: list[dict[str, object]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for c in cols:
+        table.add_column(_HEAD.get(c, c), justify="left" if c == "opcode" else "right")
+    for r in rows:
+        table.add_row(*(_fmt(c, r[c]) for c in cols))
+    console = Console()
+    if not console.is_terminal:  # piped: no terminal width to fit, never cut a figure
+        console.width = 200
+    console.print(table)
+
+
 def cachesim(
-    trace: Path = typer.Argument(..., help="kernelslist.g or its folder"),
-    gpu: str = typer.Option(..., "--gpu", help="preset name or config file"),
-    json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+    trace: Annotated[
+        str, typer.Argument(help="trace dir / kernelslist.g / .mdmtrace, or builtin:NAME?k=v")
+    ],
+    gpu: Annotated[str, typer.Option("--gpu", help="preset name, config file or gpgpusim.config")],
+    per_pc: Annotated[
+        bool,
+        typer.Option("--per-pc", help="also per static instruction (PC): accesses, misses, DRAM"),
+    ] = False,
+    warp: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--warp", help="K:W: per-instruction counters of warp W (0-based) of kernel ID K"
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms."""
     with cli_errors():
         from mdm.config.load import load_gpu
         from mdm.memory import simulate_app
-        from mdm.traces.accelsim import read_app
+        from mdm.memory.stats import pc_rows, warp_rows
+        from mdm.traces.workloads import load_trace
 
         cfg = load_gpu(gpu)
-        res = simulate_app(read_app(trace), cfg)
+        app = load_trace(trace)
+        kernels = app.kernels
+        tracked = parse_warps(
+            list(warp or []), [k.kernel_id for k in kernels], [k.n_warps for k in kernels]
+        )
+        res = simulate_app(app, cfg, track_warps=tracked)
         atom = cfg.dram.atom_bytes
         rows = [_row(k, atom) for k in res.kernels]
+        for i, (row, st) in enumerate(zip(rows, res.kernels, strict=True)):
+            if per_pc:
+                row["per_pc"] = pc_rows(st, kernels[i])
+            if i in tracked:
+                row["warps"] = {str(w): warp_rows(st, kernels[i], w) for w in tracked[i]}
         total = _row(res.total(), atom)
-        if json:
+        if as_json:
             echo_json({"config": cfg.name, "kernels": rows, "total": total})
             return
-        from rich.console import Console
-        from rich.table import Table
-
         cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l2_accesses",
                 "l2_miss_rate", "dram_reads", "dram_writes"]  # fmt: skip
-        table = Table(title=f"cache simulation on {cfg.name}")
-        for c in cols:
-            table.add_column(c, justify="right")
-        for r in [*rows, total]:
-            table.add_row(*(f"{r[c]:.4f}" if isinstance(r[c], float) else str(r[c]) for c in cols))
-        Console().print(table)
+        _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
+        pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
+                   "l1_miss_rate", "l2_accesses", "l2_miss_rate", "dram_bytes"]  # fmt: skip
+        w_cols = ["index", "pc", "opcode", "requests", "l1_misses", "l1_pending_hits",
+                  "l2_misses", "dram_bytes"]  # fmt: skip
+        for row in rows:
+            kid = row["kernel_id"]
+            if per_pc:
+                _print_table(f"kernel {kid} ({row['name']}) per PC", pc_cols, row["per_pc"])
+            for w, wr in row.get("warps", {}).items():
+                _print_table(f"kernel {kid} warp {w}: global memory instructions", w_cols, wr)

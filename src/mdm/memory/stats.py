@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mdm.memory.coalesce import global_memory_instructions
+from mdm.traces.model import KernelTrace
+
 
 @dataclass
 class PCStats:
@@ -128,3 +131,70 @@ SCALAR_FIELDS = (
     "l2_blocked_cycles",
     "l1_miss_queue_wait_cycles",
 )
+
+
+def _opcode(kernel: KernelTrace, i: int) -> str:
+    """Opcode name of instruction ``i`` ('' when the trace keeps no opcode names)."""
+    code = int(kernel.opcode[i])
+    return kernel.opcodes[code] if code < len(kernel.opcodes) else ""
+
+
+def _rate(num: int, den: int) -> float:
+    return num / den if den else 0.0
+
+
+def pc_rows(stats: KernelCacheStats, kernel: KernelTrace) -> list[dict[str, object]]:
+    """One row per static global memory instruction of ``stats.per_pc`` (ascending PC):
+    its opcode (from ``kernel``, the trace simulated), executions, L1 and L2 counters and
+    miss rates (misses / accesses; an L1 write is a miss, as in the kernel's counters),
+    DRAM bytes its accesses moved. Plain Python values, ready for JSON or a DataFrame."""
+    p = stats.per_pc
+    if p is None:
+        return []
+    inst = global_memory_instructions(kernel)
+    pcs = kernel.pc[inst]
+    order = np.argsort(pcs, kind="stable")
+    first = inst[order[np.searchsorted(pcs[order], p.pc)]]  # first execution of each PC
+    rows = []
+    for i in range(p.pc.shape[0]):
+        acc, l2 = int(p.l1_accesses[i]), int(p.l2_accesses[i])
+        rows.append(
+            {
+                "pc": int(p.pc[i]),
+                "opcode": _opcode(kernel, int(first[i])),
+                "executions": int(p.executions[i]),
+                "l1_accesses": acc,
+                "l1_hits": int(p.l1_hits[i]),
+                "l1_pending_hits": int(p.l1_pending_hits[i]),
+                "l1_misses": int(p.l1_misses[i]),
+                "l1_miss_rate": _rate(int(p.l1_misses[i]), acc),
+                "l2_accesses": l2,
+                "l2_misses": int(p.l2_misses[i]),
+                "l2_miss_rate": _rate(int(p.l2_misses[i]), l2),
+                "dram_bytes": None if p.dram_bytes is None else int(p.dram_bytes[i]),
+            }
+        )
+    return rows
+
+
+def warp_rows(stats: KernelCacheStats, kernel: KernelTrace, warp: int) -> list[dict[str, object]]:
+    """One row per global memory instruction of tracked warp ``warp`` (``stats.warps``),
+    in program order: its position in the warp's instruction stream (``index``), PC,
+    opcode, coalesced L1 requests, L1 misses, L1 pending hits, L2 misses, DRAM bytes."""
+    w = stats.warps[warp]
+    lo, hi = int(kernel.warp_ptr[warp]), int(kernel.warp_ptr[warp + 1])
+    inst = global_memory_instructions(kernel)
+    mine = inst[np.searchsorted(inst, lo) : np.searchsorted(inst, hi)]
+    return [
+        {
+            "index": int(i - lo),
+            "pc": int(kernel.pc[i]),
+            "opcode": _opcode(kernel, int(i)),
+            "requests": int(w.requests[i - lo]),
+            "l1_misses": int(w.l1_misses[i - lo]),
+            "l1_pending_hits": int(w.l1_pending_hits[i - lo]),
+            "l2_misses": int(w.l2_misses[i - lo]),
+            "dram_bytes": None if w.dram_bytes is None else int(w.dram_bytes[i - lo]),
+        }
+        for i in mine
+    ]
