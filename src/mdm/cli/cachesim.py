@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json
+from mdm.cli.common import cli_errors, echo_json, print_table
 from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
@@ -84,7 +84,6 @@ def _fmt(c: str, v: object) -> str:
 
 
 def _print_table(title: str, cols: list[str], rows: list[dict[str, object]]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=title)
@@ -92,10 +91,7 @@ def _print_table(title: str, cols: list[str], rows: list[dict[str, object]]) -> 
         table.add_column(_HEAD.get(c, c), justify="left" if c == "opcode" else "right")
     for r in rows:
         table.add_row(*(_fmt(c, r[c]) for c in cols))
-    console = Console()
-    if not console.is_terminal:  # piped: no terminal width to fit, never cut a figure
-        console.width = 200
-    console.print(table)
+    print_table(table)
 
 
 def cachesim(

@@ -25,6 +25,17 @@ def cli_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
+def print_table(table: Any) -> None:
+    """Print a rich table on stdout; piped (no terminal width to fit) at up to 200
+    columns, so that no figure is cut."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = 200
+    console.print(table)
+
+
 def echo_json(obj: Any) -> None:
     """Print one JSON object on stdout (NumPy scalars converted)."""
     typer.echo(json.dumps(obj, indent=2, default=_default))

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json
+from mdm.cli.common import cli_errors, echo_json, print_table
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
@@ -28,7 +28,6 @@ def _short(name: str) -> str:
 
 
 def _table(pred: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     t = Table(title=f"{pred.app or 'application'} on {pred.gpu}")
@@ -47,7 +46,7 @@ def _table(pred: Any) -> None:
             stack,
             end_section=r["kernel"] == "total",
         )
-    Console().print(t)
+    print_table(t)
 
 
 def predict(
