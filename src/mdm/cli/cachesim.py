@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table
+from mdm.cli.common import cli_errors, echo_json, print_table, short_name
 from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
@@ -146,6 +146,7 @@ def cachesim(
         for row in rows:
             kid = row["kernel_id"]
             if per_pc:
-                _print_table(f"kernel {kid} ({row['name']}) per PC", pc_cols, row["per_pc"])
+                name = short_name(str(row["name"]), 48)
+                _print_table(f"kernel {kid} ({name}) per PC", pc_cols, row["per_pc"])
             for w, wr in row.get("warps", {}).items():
                 _print_table(f"kernel {kid} warp {w}: global memory instructions", w_cols, wr)

@@ -25,6 +25,12 @@ def cli_errors() -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
+def short_name(name: str, n: int = 32) -> str:
+    """Kernel name without its parameter list, at most ``n`` characters."""
+    base = name.split("(")[0]
+    return base if len(base) <= n else base[: n - 1] + "…"
+
+
 def print_table(table: Any) -> None:
     """Print a rich table on stdout; piped (no terminal width to fit) at up to 200
     columns, so that no figure is cut."""

@@ -15,16 +15,10 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table
+from mdm.cli.common import cli_errors, echo_json, print_table, short_name
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
-
-
-def _short(name: str) -> str:
-    """Kernel name without its parameter list, at most 32 characters."""
-    base = name.split("(")[0]
-    return base if len(base) <= 32 else base[:31] + "…"
 
 
 def _table(pred: Any) -> None:
@@ -39,7 +33,7 @@ def _table(pred: Any) -> None:
         )
         t.add_row(
             r["model"],
-            _short(r["kernel"]),
+            short_name(r["kernel"]),
             f"{r['cycles']:.0f}",
             f"{r['ipc']:.4g}",
             f"{r['md_fraction']:.2f}",
