@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from mdm.cli.cachesim import parse_warps
 from mdm.cli.main import app
 from mdm.config import load_gpu
+from mdm.errors import ConfigError
 from mdm.memory import simulate_app
 from mdm.memory.coalesce import global_memory_instructions
 from mdm.traces.workloads import load_trace
@@ -137,3 +141,20 @@ def test_bad_warp_is_one_line_error(spec: str, message: str) -> None:
 def test_missing_trace_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
     r = runner.invoke(app, ["cachesim", str(tmp_path / "absent"), "--gpu", "mdm_pascal"])
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
+
+
+@given(
+    ids=st.lists(st.integers(0, 50), min_size=1, max_size=5, unique=True),
+    picks=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=8),
+)
+def test_parse_warps_maps_ids_to_indices(ids: list[int], picks: list[tuple[int, int]]) -> None:
+    n_warps = [10] * len(ids)
+    specs = [f"{ids[i % len(ids)]}:{w}" for i, w in picks]
+    out = parse_warps(specs, ids, n_warps)
+    want: dict[int, list[int]] = {}
+    for i, w in picks:  # first-seen order, no duplicates
+        if w not in want.setdefault(i % len(ids), []):
+            want[i % len(ids)].append(w)
+    assert out == want
+    with pytest.raises(ConfigError, match="out of range"):
+        parse_warps([*specs, f"{ids[0]}:10"], ids, n_warps)
