@@ -152,9 +152,8 @@ def pc_rows(stats: KernelCacheStats, kernel: KernelTrace) -> list[dict[str, obje
     if p is None:
         return []
     inst = global_memory_instructions(kernel)
-    pcs = kernel.pc[inst]
-    order = np.argsort(pcs, kind="stable")
-    first = inst[order[np.searchsorted(pcs[order], p.pc)]]  # first execution of each PC
+    upc, at = np.unique(kernel.pc[inst], return_index=True)
+    first = inst[at[np.searchsorted(upc, p.pc)]]  # first execution of each PC
     rows = []
     for i in range(p.pc.shape[0]):
         acc, l2 = int(p.l1_accesses[i]), int(p.l2_accesses[i])
