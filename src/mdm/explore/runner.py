@@ -24,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from mdm._atomic import atomic_write_bytes
 from mdm.errors import ConfigError, MdmError
 from mdm.explore.spec import Point, SweepSpec, WorkloadSpec, expand_points
 
@@ -195,19 +196,6 @@ def plan(
 
 
 # ---------------------------------------------------------------- I/O helpers
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def atomic_write_table(df: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame as Parquet or CSV (by suffix) atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
