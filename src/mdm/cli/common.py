@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import typer
 
-from mdm.errors import MdmError
+from mdm.errors import MdmError, MdmWarning
+
+_showwarning = warnings.showwarning
+
+
+def show_mdm_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """``warnings.showwarning`` for the CLI: an :class:`MdmWarning` (e.g. Accel-Sim
+    options not mapped) as one ``warning: ...`` line on stderr, without the source line
+    of the library that raised it; other warnings as Python prints them."""
+    if issubclass(category, MdmWarning):
+        typer.echo(f"warning: {message}", err=True)
+    else:
+        _showwarning(message, category, filename, lineno, file, line)
 
 
 @contextmanager

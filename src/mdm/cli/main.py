@@ -6,7 +6,13 @@ Each sub-command lives in its own module of :mod:`mdm.cli` and wraps its body in
 
 from __future__ import annotations
 
+import warnings
+
 import typer
+
+from mdm.cli.common import show_mdm_warning
+
+warnings.showwarning = show_mdm_warning  # the CLI's one-line form of MdmWarning
 
 app = typer.Typer(
     name="mdm",
@@ -25,6 +31,9 @@ def _register() -> None:
     from mdm.cli import cachesim as _cachesim
 
     app.command("cachesim")(_cachesim.cachesim)
+    from mdm.cli import config as _config
+
+    app.add_typer(_config.app, name="config")
     from mdm.cli import demo as _demo
     from mdm.cli import measure as _measure
     from mdm.cli import study as _study

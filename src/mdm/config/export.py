@@ -1,0 +1,95 @@
+"""Write, flatten and compare GPU configurations.
+
+:func:`save_gpu` writes every field of a :class:`GPUConfig` (defaults included) to a
+TOML, YAML or JSON file that :func:`mdm.config.load_gpu` reads back to an equal
+configuration: an imported ``gpgpusim.config`` becomes a file to edit and pass to
+``--gpu``. Fields that are ``None`` (``l1.unified_bytes``, ``noc.sm_port_gbps``) are left
+out, as TOML has no null and ``None`` is their default. :func:`flat_fields` and
+:func:`diff_gpus` give the dotted fields ``with_updates`` and sweep grids use, and
+:func:`derived_values` the quantities the cache simulator and the models compute from
+them (core cycles, bytes per cycle, cache geometry).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+import yaml
+
+from mdm._atomic import atomic_write_bytes
+from mdm.config.gpu import GPUConfig
+from mdm.errors import ConfigError
+
+__all__ = ["config_dict", "derived_values", "diff_gpus", "dumps_gpu", "flat_fields", "save_gpu"]
+
+FORMATS = (".toml", ".yaml", ".yml", ".json")
+
+
+def config_dict(gpu: GPUConfig) -> dict[str, Any]:
+    """Every field of ``gpu`` as nested plain values (tuples as lists), ``None`` left out."""
+    return gpu.model_dump(mode="json", exclude_none=True)
+
+
+def dumps_gpu(gpu: GPUConfig, fmt: str = ".toml", header: str = "") -> str:
+    """``gpu`` as the text of a ``fmt`` file (``.toml``, ``.yaml``/``.yml``, ``.json``);
+    ``header`` (TOML and YAML only) becomes comment lines at the top."""
+    data = config_dict(gpu)
+    if fmt == ".toml":
+        text = tomli_w.dumps(data)
+    elif fmt in (".yaml", ".yml"):
+        text = yaml.safe_dump(data, sort_keys=False)
+    elif fmt == ".json":
+        return json.dumps(data, indent=2) + "\n"
+    else:
+        raise ConfigError(None, f"unknown configuration format {fmt!r}: use one of {FORMATS}")
+    comments = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
+    return comments + text
+
+
+def save_gpu(gpu: GPUConfig, path: str | Path, header: str = "") -> Path:
+    """Write ``gpu`` to ``path`` (format by suffix, :data:`FORMATS`) atomically."""
+    path = Path(path)
+    if path.suffix not in FORMATS:
+        raise ConfigError(path, f"configuration files end in {', '.join(FORMATS)}")
+    atomic_write_bytes(path, dumps_gpu(gpu, path.suffix, header).encode())
+    return path
+
+
+def flat_fields(gpu: GPUConfig) -> dict[str, Any]:
+    """Every field as ``{"l1.mshr_entries": 128, ...}`` (dotted paths, ``None`` kept)."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, node: dict[str, Any]) -> None:
+        for k, v in node.items():
+            if isinstance(v, dict):
+                walk(f"{prefix}{k}.", v)
+            else:
+                out[prefix + k] = v
+
+    walk("", gpu.model_dump(mode="json"))
+    return out
+
+
+def diff_gpus(a: GPUConfig, b: GPUConfig) -> list[tuple[str, Any, Any]]:
+    """``(field, value in a, value in b)`` for every field that differs, in schema order."""
+    fa, fb = flat_fields(a), flat_fields(b)
+    return [(k, fa[k], fb[k]) for k in fa if fa[k] != fb[k]]
+
+
+def derived_values(gpu: GPUConfig) -> dict[str, float | int]:
+    """What the cache simulator and the models compute from the fields: latencies in
+    core cycles, bandwidths in bytes per core cycle and the NoC bandwidth all SMs can
+    draw (:meth:`GPUConfig.noc_gbps`), cache sets."""
+    return {
+        "l1_sets": gpu.l1.sets,
+        "l2_sets_per_bank": gpu.l2.sets_per_bank,
+        "l2_hit_latency_cycles": gpu.l2_hit_latency_cycles,
+        "dram_latency_cycles": gpu.dram_latency_cycles,
+        "noc_latency_cycles": gpu.noc_latency_cycles,
+        "noc_effective_gbps": gpu.noc_effective_gbps,
+        "noc_effective_bytes_per_cycle": gpu.noc_effective_gbps / gpu.core_clock_ghz,
+        "dram_bytes_per_cycle": gpu.dram_bytes_per_cycle,
+    }

@@ -1,0 +1,168 @@
+"""``mdm config``: export round trips, differences, derived values, one-line warnings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from mdm.cli.common import show_mdm_warning
+from mdm.cli.main import app
+from mdm.config import import_accelsim, list_presets, load_gpu
+from mdm.config.export import derived_values, diff_gpus, dumps_gpu, flat_fields, save_gpu
+from mdm.errors import ConfigError, MdmWarning
+
+runner = CliRunner()
+REF_CONFIGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "configs"
+
+
+@pytest.mark.parametrize("fmt", [".toml", ".yaml", ".json"])
+@pytest.mark.parametrize("preset", list_presets())
+def test_every_preset_round_trips(preset: str, fmt: str, tmp_path: Path) -> None:
+    gpu = load_gpu(preset)
+    path = save_gpu(gpu, tmp_path / f"exported{fmt}", header=f"{preset}\n\nsecond line")
+    assert load_gpu(path) == gpu  # every field, defaults and tuples included
+
+
+def test_reference_configs_round_trip(tmp_path: Path) -> None:
+    configs = sorted(REF_CONFIGS.glob("*/gpgpusim.config"))
+    if not configs:
+        pytest.skip(f"{REF_CONFIGS} not found")
+    for cfg in configs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MdmWarning)
+            gpu = import_accelsim(cfg)
+        out = save_gpu(gpu, tmp_path / f"{cfg.parent.name}.toml")
+        assert load_gpu(out) == gpu, cfg
+        assert diff_gpus(load_gpu(out), gpu) == []
+
+
+def test_exported_file_is_editable_toml(tmp_path: Path) -> None:
+    """The exported TOML is a plain file: a user edits one value and the change loads."""
+    path = save_gpu(load_gpu("mdm_pascal"), tmp_path / "mine.toml")
+    text = path.read_text()
+    assert "\nmshr_entries = 128\n" in text  # the [l1] table's, as in the preset
+    path.write_text(text.replace("\nmshr_entries = 128\n", "\nmshr_entries = 64\n", 1))
+    assert diff_gpus(load_gpu("mdm_pascal"), load_gpu(path)) == [("l1.mshr_entries", 128, 64)]
+
+
+def test_none_fields_left_out_and_restored() -> None:
+    gpu = load_gpu("v100")  # l1.unified_bytes is None (fixed L1)
+    assert flat_fields(gpu)["l1.unified_bytes"] is None
+    assert "unified_bytes" not in dumps_gpu(gpu, ".toml")
+    assert "unified_bytes" not in json.loads(dumps_gpu(gpu, ".json"))["l1"]
+
+
+def test_bad_suffix_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"\.toml"):
+        save_gpu(load_gpu("mdm_pascal"), tmp_path / "x.ini")
+    r = runner.invoke(app, ["config", "show", "mdm_pascal", "--out", str(tmp_path / "x.ini")])
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert not (tmp_path / "x.ini").exists()
+
+
+# Valid values of a few fields of mdm_pascal, for the property below.
+_CHOICES = {
+    "n_sm": [14, 28, 56, 80],
+    "core_clock_mhz": [1000.0, 1400.0, 2000.0],
+    "l1.mshr_entries": [32, 64, 128, 256],
+    "l1.sectored": [False, True],
+    "l2.banks": [12, 24, 48],
+    "dram.bandwidth_gbps": [240.0, 480.0, 960.0],
+    "noc.latency_ns": [0.0, 10.0],
+    "sm.scheduler_policy": ["gto", "lrr"],
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(_CHOICES)), st.integers(0, 3), max_size=5))
+def test_diff_names_exactly_the_changed_fields(picks: dict[str, int]) -> None:
+    base = load_gpu("mdm_pascal")
+    before = flat_fields(base)
+    updates = {f: _CHOICES[f][i % len(_CHOICES[f])] for f, i in picks.items()}
+    other = base.with_updates(updates)
+    changed = {f for f, v in updates.items() if v != before[f]}
+    diff = diff_gpus(base, other)
+    assert {f for f, _, _ in diff} == changed
+    assert all(a == before[f] and b == updates[f] for f, a, b in diff)
+    assert diff_gpus(other, other) == []
+
+
+def test_derived_values_by_hand() -> None:
+    """mdm_pascal (paper 001 Table III): L2 round trip 120 cycles minus the 20-cycle L1
+    pipeline, DRAM 220 cycles more, 480 GB/s at 1.4 GHz; 48 KB / (6 x 128 B) = 64 L1
+    sets, 3 MB / (24 x 8 x 128 B) = 128 L2 sets per bank."""
+    d = derived_values(load_gpu("mdm_pascal"))
+    assert d["l2_hit_latency_cycles"] == pytest.approx(100.0)
+    assert d["dram_latency_cycles"] == pytest.approx(220.0)
+    assert d["dram_bytes_per_cycle"] == pytest.approx(480 / 1.4)
+    assert d["l1_sets"] == 64 and d["l2_sets_per_bank"] == 128
+    # 28 ports x 44.8 GB/s = 1254.4 > 1050: the total bandwidth binds
+    assert d["noc_effective_gbps"] == pytest.approx(1050.0)
+
+
+def test_cli_show_out_and_json(tmp_path: Path) -> None:
+    out = tmp_path / "v100.yaml"
+    r = runner.invoke(app, ["config", "show", "v100", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert load_gpu(out) == load_gpu("v100")
+    r = runner.invoke(app, ["config", "show", "v100", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["config"]["l1"]["mshr_entries"] == 4096
+    assert data["derived"]["l1_sets"] == 4
+    r = runner.invoke(app, ["config", "show", "v100"])  # TOML text, then derived comments
+    printed = tmp_path / "printed.toml"
+    printed.write_text(r.output)
+    assert load_gpu(printed) == load_gpu("v100")
+
+
+def test_cli_list_and_diff() -> None:
+    r = runner.invoke(app, ["config", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.output)
+    assert [x["name"] for x in rows] == list_presets()
+    assert all(x["n_sm"] == load_gpu(x["name"]).n_sm for x in rows)
+    r = runner.invoke(app, ["config", "diff", "v100", "sm7_qv100", "--json"])
+    data = json.loads(r.output)
+    fields = {d["field"]: (d["a"], d["b"]) for d in data["differences"]}
+    assert fields["l1.allocate_on"] == ("fill", "miss") and "n_sm" not in fields
+    r = runner.invoke(app, ["config", "diff", "mdm_pascal", "mdm_pascal"])
+    assert r.exit_code == 0 and "no differences" in r.output
+    r = runner.invoke(app, ["config", "diff", "mdm_pascal", "nope"])
+    assert r.exit_code == 1 and "unknown GPU preset" in r.output
+
+
+def test_cli_warning_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    show_mdm_warning(MdmWarning("cfg: 2 options not mapped: -a -b"), MdmWarning, "x.py", 1)
+    assert capsys.readouterr().err == "warning: cfg: 2 options not mapped: -a -b\n"
+    with pytest.warns(UserWarning, match="other"):  # others: Python's own display
+        show_mdm_warning(UserWarning("other"), UserWarning, "x.py", 7)
+    assert "warning: other" not in capsys.readouterr().err
+
+
+def test_cli_prints_unmapped_options_in_one_line(tmp_path: Path) -> None:
+    """End to end (pytest records warnings instead of showing them, hence a process)."""
+    cfg = REF_CONFIGS / "mdm_pascal" / "gpgpusim.config"
+    if not cfg.is_file():
+        pytest.skip(f"{cfg} not found")
+    out = tmp_path / "p.json"
+    code = "from mdm.cli.main import app; app()"
+    r = subprocess.run(
+        [sys.executable, "-c", code, "config", "show", str(cfg), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {cfg}: ")
+    assert "options not mapped: -" in lines[0]
+    assert load_gpu(out).n_sm == 28
