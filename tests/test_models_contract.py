@@ -60,8 +60,10 @@ def check_basic(model: str, inp: KernelInput) -> KernelPrediction:
     assert sum(p.cpi_stack.values()) == pytest.approx(p.cycles / p.warp_insts, rel=1e-9)
     assert p.ipc == pytest.approx(p.warp_insts / p.cycles)
     assert p.cycles >= roofline_bound(inp).cycles * (1 - 1e-12)
-    assert 0.0 <= p.md_fraction <= 1.0
-    if model not in ("roofline", "mwp-cwp"):
+    if model in ("roofline", "mwp-cwp"):
+        assert p.md_fraction is None  # no interval classification (eq. 2)
+    else:
+        assert p.md_fraction is not None and 0.0 <= p.md_fraction <= 1.0
         assert {"base", "dependency", "mshr", "noc", "dram"} <= set(p.cpi_stack)
     return p
 

@@ -144,6 +144,13 @@ def test_predict_app_every_model() -> None:
     for m in models:
         assert set(d["models"][m]) >= {"cycles", "ipc", "cpi_stack", "kernels"}
         assert len(d["models"][m]["kernels"]) == 2
+        # eq. (2)'s MD share: only the interval models classify intervals
+        md = d["models"][m]["md_fraction"]
+        if m in ("mwp-cwp", "roofline"):
+            assert md is None and all(k["md_fraction"] is None for k in d["models"][m]["kernels"])
+            assert all(math.isnan(r["md_fraction"]) for r in rows if r["model"] == m)
+        else:  # two identical kernels: the instruction-weighted mean is the kernels' share
+            assert md == pytest.approx(pred.kernels[m][0].md_fraction)
     # predict_app on the bare AppTrace gives the same as on the prepared one
     again = predict_app(app, gpu(), ["mdm"], cache=cache)
     assert again.cycles("mdm") == pytest.approx(pred.cycles("mdm"))

@@ -27,6 +27,8 @@ Choices:
 * Application totals (paper 001 Section III-C): cycles add up over kernels, IPC is
   total warp instructions / total cycles, the CPI stack and ``md_fraction`` are
   instruction-weighted (:func:`mdm.models.base.combine_predictions`).
+* ``md_fraction`` (eq. 2's share of MD intervals) exists only for the interval models
+  (MDM and GPUMech families): NaN in rows, null in JSON for MWP-CWP and the roofline.
 """
 
 from __future__ import annotations
@@ -148,6 +150,10 @@ def prepare(app: AppTrace) -> PreparedApp:
     return PreparedApp(app=app, kernels=[prepare_kernel(k, i) for i, k in enumerate(app.kernels)])
 
 
+def _md(v: float | None, missing: float | None) -> float | None:
+    return missing if v is None else float(v)
+
+
 @dataclass
 class AppPrediction:
     """Per model, the predictions of every kernel, and application totals."""
@@ -182,7 +188,7 @@ class AppPrediction:
                     "cycles": float(p.cycles),
                     "ipc": float(p.ipc),
                     "warp_insts": int(p.warp_insts),
-                    "md_fraction": float(p.md_fraction),
+                    "md_fraction": _md(p.md_fraction, float("nan")),
                 }
                 row.update({f"cpi_{k}": float(v) for k, v in p.cpi_stack.items()})
                 rows.append(row)
@@ -197,7 +203,7 @@ class AppPrediction:
                 "cycles": float(t.cycles),
                 "ipc": float(t.ipc),
                 "warp_insts": int(t.warp_insts),
-                "md_fraction": float(t.md_fraction),
+                "md_fraction": _md(t.md_fraction, None),
                 "cpi_stack": {k: float(v) for k, v in t.cpi_stack.items()},
                 "kernels": [
                     {
@@ -205,7 +211,7 @@ class AppPrediction:
                         "cycles": float(p.cycles),
                         "ipc": float(p.ipc),
                         "warp_insts": int(p.warp_insts),
-                        "md_fraction": float(p.md_fraction),
+                        "md_fraction": _md(p.md_fraction, None),
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
                         "details": {k: float(v) for k, v in p.details.items()},
                     }

@@ -11,6 +11,7 @@ Accel-Sim ``gpgpusim.config`` (imported with :func:`mdm.config.accelsim.import_a
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 import typer
@@ -36,7 +37,7 @@ def _table(pred: Any) -> None:
             short_name(r["kernel"]),
             f"{r['cycles']:.0f}",
             f"{r['ipc']:.4g}",
-            f"{r['md_fraction']:.2f}",
+            "-" if math.isnan(r["md_fraction"]) else f"{r['md_fraction']:.2f}",
             stack,
             end_section=r["kernel"] == "total",
         )

@@ -74,7 +74,9 @@ class KernelPrediction:
     cycles: float
     warp_insts: int
     cpi_stack: dict[str, float]
-    md_fraction: float = 0.0  # share of the rep warp's intervals that are MD (eq. 2)
+    # share of the representative warp's intervals that are MD (eq. 2); None for models
+    # that do not classify intervals (MWP-CWP, the roofline)
+    md_fraction: float | None = None
     details: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -121,7 +123,8 @@ def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") ->
 
     Cycles and instructions add up, so IPC is total instructions over total cycles;
     the CPI stack is the instruction-weighted mean of the kernels' stacks (it still
-    sums to ``cycles / warp_insts``) and ``md_fraction`` the instruction-weighted mean.
+    sums to ``cycles / warp_insts``) and ``md_fraction`` the instruction-weighted mean
+    (None when the model gives none).
     """
     if not preds:
         raise ValueError("combine_predictions needs at least one kernel prediction")
@@ -131,6 +134,7 @@ def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") ->
     insts = sum(p.warp_insts for p in preds)
     cycles = sum(p.cycles for p in preds)
     stack: dict[str, float] = {}
+    md = [p.md_fraction for p in preds]
     for p in preds:
         for k, v in p.cpi_stack.items():
             stack[k] = stack.get(k, 0.0) + v * p.warp_insts
@@ -140,6 +144,8 @@ def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") ->
         cycles=cycles,
         warp_insts=insts,
         cpi_stack={k: v / insts for k, v in stack.items()},
-        md_fraction=sum(p.md_fraction * p.warp_insts for p in preds) / insts,
+        md_fraction=None
+        if None in md
+        else sum(f * p.warp_insts for f, p in zip(md, preds, strict=True)) / insts,
         details={"kernels": float(len(preds))},
     )

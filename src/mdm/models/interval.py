@@ -286,7 +286,7 @@ def finish_prediction(
     inp: KernelInput,
     totals: dict[str, float],
     details: dict[str, float],
-    md_fraction: float = 0.0,
+    md_fraction: float | None = None,
 ) -> KernelPrediction:
     """Kernel prediction from whole-kernel component cycles, floored at the roofline.
 
