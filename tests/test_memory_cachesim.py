@@ -3,6 +3,7 @@ LRU properties, and agreement with Accel-Sim on the reference runs."""
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from pathlib import Path
 
@@ -842,3 +843,24 @@ def test_each_sectoring_runs_its_own_compiled_issue_loop(
     )
     per_miss = 4 if l2_sectored and not l1_sectored else 1
     assert got.l2_read_accesses == got.l1_read_misses * per_miss > 0
+
+
+@functools.cache
+def _stencil_kernel() -> KernelTrace:
+    from mdm.traces.workloads import generate
+
+    return generate("stencil2d", W=64, H=32, sweeps=1).kernels[0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_global_memory_instructions_of_a_range(a: int, b: int) -> None:
+    """A range's memory instructions (a warp's, for ``mdm cachesim --warp``) are the
+    whole kernel's that fall in it."""
+    k = _stencil_kernel()
+    lo, hi = sorted((a % (k.n_instructions + 1), b % (k.n_instructions + 1)))
+    full = global_memory_instructions(k)
+    part = global_memory_instructions(k, lo, hi)
+    assert part.dtype == np.int64
+    assert np.array_equal(part, full[(full >= lo) & (full < hi)])
+    assert np.array_equal(global_memory_instructions(k, lo), full[full >= lo])

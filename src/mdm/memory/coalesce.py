@@ -55,10 +55,13 @@ class CoalescedRequests:
         return np.diff(self.req_ptr)
 
 
-def global_memory_instructions(kernel: KernelTrace) -> np.ndarray:
-    """Indices of the instructions that go through L1/L2 (``GLOBAL_MEMORY_CLASSES``)."""
+def global_memory_instructions(
+    kernel: KernelTrace, lo: int = 0, hi: int | None = None
+) -> np.ndarray:
+    """Indices of the instructions that go through L1/L2 (``GLOBAL_MEMORY_CLASSES``),
+    among instructions ``lo`` to ``hi`` (default: all; e.g. one warp's range)."""
     classes = np.array(sorted(int(c) for c in GLOBAL_MEMORY_CLASSES), dtype=np.uint8)
-    return np.flatnonzero(np.isin(kernel.iclass, classes)).astype(np.int64)
+    return lo + np.flatnonzero(np.isin(kernel.iclass[lo:hi], classes)).astype(np.int64)
 
 
 def memory_kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:

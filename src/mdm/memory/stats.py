@@ -182,8 +182,7 @@ def warp_rows(stats: KernelCacheStats, kernel: KernelTrace, warp: int) -> list[d
     opcode, coalesced L1 requests, L1 misses, L1 pending hits, L2 misses, DRAM bytes."""
     w = stats.warps[warp]
     lo, hi = int(kernel.warp_ptr[warp]), int(kernel.warp_ptr[warp + 1])
-    inst = global_memory_instructions(kernel)
-    mine = inst[np.searchsorted(inst, lo) : np.searchsorted(inst, hi)]
+    mine = global_memory_instructions(kernel, lo, hi)  # the warp's slice only
     return [
         {
             "index": int(i - lo),
