@@ -41,8 +41,10 @@ from mdm.traces.model import (
     MAX_DST,
     MAX_SRC,
     WARP_SIZE,
+    AnyApp,
     AppTrace,
     KernelTrace,
+    LazyApp,
     Memcpy,
     popcount32,
 )
@@ -438,15 +440,11 @@ def kernelslist_path(path: str | Path) -> Path:
     return p
 
 
-def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
-    """Read an application: a directory with ``kernelslist.g`` or that file itself.
-
-    Lines of ``kernelslist.g``: kernel trace file names (relative to the list; a
-    missing ``x.traceg`` falls back to ``x.traceg.xz`` / ``.gz``), ``MemcpyHtoD,addr,bytes``
-    copies, and ``MemcpyDtoH,...`` lines, which are ignored as Accel-Sim does.
-    """
+def _read_listing(path: str | Path) -> tuple[Path, list[Memcpy | Path]]:
+    """The ``kernelslist.g`` of ``path`` and its commands: memcpys, and kernel trace
+    files resolved (a missing file fails here, before any kernel is read)."""
     listfile = kernelslist_path(path)
-    commands: list[KernelTrace | Memcpy] = []
+    entries: list[Memcpy | Path] = []
     try:
         text = listfile.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -460,7 +458,7 @@ def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
             try:
                 if len(parts) != 3:
                     raise ValueError
-                commands.append(Memcpy(addr=int(parts[1], 16), nbytes=int(parts[2], 10)))
+                entries.append(Memcpy(addr=int(parts[1], 16), nbytes=int(parts[2], 10)))
             except ValueError:
                 raise TraceFormatError(
                     listfile, lineno, "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes>'"
@@ -468,16 +466,41 @@ def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
         elif line.startswith("MemcpyDtoH"):
             continue
         elif line.startswith("kernel") or any(line.endswith(s) for s in TRACE_SUFFIXES):
-            commands.append(
-                read_kernel(
-                    _resolve_kernel_file(listfile, line, lineno), allow_unknown=allow_unknown
-                )
-            )
+            entries.append(_resolve_kernel_file(listfile, line, lineno))
         else:
             raise TraceFormatError(
                 listfile, lineno, "expected a kernel trace file name or 'MemcpyHtoD,addr,bytes'"
             )
-    return AppTrace(commands=commands, name=listfile.parent.name)
+    return listfile, entries
+
+
+def _read_commands(
+    entries: list[Memcpy | Path], allow_unknown: bool
+) -> Iterator[KernelTrace | Memcpy]:
+    for e in entries:
+        # the kernel is yielded without a local name: nothing here keeps it alive
+        yield e if isinstance(e, Memcpy) else read_kernel(e, allow_unknown=allow_unknown)
+
+
+def read_app(path: str | Path, *, allow_unknown: bool = False) -> AppTrace:
+    """Read an application: a directory with ``kernelslist.g`` or that file itself.
+
+    Lines of ``kernelslist.g``: kernel trace file names (relative to the list; a
+    missing ``x.traceg`` falls back to ``x.traceg.xz`` / ``.gz``), ``MemcpyHtoD,addr,bytes``
+    copies, and ``MemcpyDtoH,...`` lines, which are ignored as Accel-Sim does.
+    """
+    return lazy_app(path, allow_unknown=allow_unknown).load()
+
+
+def lazy_app(path: str | Path, *, allow_unknown: bool = False) -> LazyApp:
+    """:func:`read_app` one kernel at a time (:class:`~mdm.traces.model.LazyApp`): the
+    listing is read and its files resolved now, each kernel file when a pass reaches it."""
+    listfile, entries = _read_listing(path)
+    return LazyApp(
+        name=listfile.parent.name,
+        n_kernels=sum(not isinstance(e, Memcpy) for e in entries),
+        commands_factory=lambda: _read_commands(entries, allow_unknown),
+    )
 
 
 # --------------------------------------------------------------------- writer
@@ -598,14 +621,15 @@ def write_kernel(
 
 
 def write_app(
-    app: AppTrace,
+    app: AnyApp,
     outdir: str | Path,
     compress: Literal["xz", "gz"] | None = None,
     **kwargs: object,
 ) -> Path:
     """Write ``app`` as ``outdir/kernelslist.g`` plus one ``kernel-<id>.traceg[.xz|.gz]`` each.
 
-    Extra keyword arguments go to :func:`write_kernel`. Returns the list file path.
+    Extra keyword arguments go to :func:`write_kernel`. Returns the list file path. A
+    :class:`~mdm.traces.model.LazyApp` is written one kernel at a time.
     """
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -614,16 +638,19 @@ def write_app(
         raise ValueError(f"compress must be None, 'xz' or 'gz', not {compress!r}")
     lines: list[str] = []
     used: set[str] = set()
-    for idx, cmd in enumerate(app.commands):
+    idx = 0
+    for cmd in app.iter_commands():
         if isinstance(cmd, Memcpy):
             lines.append(f"MemcpyHtoD,0x{cmd.addr:016x},{cmd.nbytes}")
-            continue
-        name = f"kernel-{cmd.kernel_id}{suffix}"
-        if name in used:
-            name = f"kernel-{cmd.kernel_id}-{idx}{suffix}"
-        used.add(name)
-        write_kernel(cmd, outdir / name, **kwargs)  # type: ignore[arg-type]
-        lines.append(name)
+        else:
+            name = f"kernel-{cmd.kernel_id}{suffix}"
+            if name in used:
+                name = f"kernel-{cmd.kernel_id}-{idx}{suffix}"
+            used.add(name)
+            write_kernel(cmd, outdir / name, **kwargs)  # type: ignore[arg-type]
+            lines.append(name)
+        idx += 1
+        cmd = None  # not kept alive while the next kernel is read
     listfile = outdir / "kernelslist.g"
     listfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return listfile

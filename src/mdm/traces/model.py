@@ -24,6 +24,7 @@ kernels and ``MemcpyHtoD`` copies.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -240,6 +241,60 @@ class AppTrace:
     @property
     def memcpys(self) -> list[Memcpy]:
         return [c for c in self.commands if isinstance(c, Memcpy)]
+
+    @property
+    def n_kernels(self) -> int:
+        return sum(isinstance(c, KernelTrace) for c in self.commands)
+
+    def iter_commands(self) -> Iterator[KernelTrace | Memcpy]:
+        """The commands in order (the :class:`LazyApp` interface)."""
+        return iter(self.commands)
+
+    def iter_kernels(self) -> Iterator[KernelTrace]:
+        """The kernels in order (the :class:`LazyApp` interface)."""
+        return iter(self.kernels)
+
+
+@dataclass(eq=False)
+class LazyApp:
+    """An application read one command at a time, for traces larger than memory.
+
+    Every call of :meth:`iter_commands` starts a new pass over the trace and reads each
+    kernel only when the pass reaches it; the pass keeps no reference to a kernel it has
+    handed out, so a consumer that drops each kernel before asking for the next holds
+    one kernel in memory, not the application (:func:`mdm.pipeline.predict_app`,
+    :func:`mdm.memory.simulate_app`, ``mdm predict``, ``mdm cachesim``, ``mdm trace``).
+    The listing (``kernelslist.g``, a store's ``meta.json``) is read when the object is
+    made, so a malformed listing or a missing kernel file fails at once; a malformed
+    kernel body fails when a pass reaches it.
+    """
+
+    name: str
+    n_kernels: int
+    commands_factory: Callable[[], Iterator[KernelTrace | Memcpy]] = field(repr=False)
+
+    def iter_commands(self) -> Iterator[KernelTrace | Memcpy]:
+        return self.commands_factory()
+
+    def iter_kernels(self) -> Iterator[KernelTrace]:
+        return _only_kernels(self.commands_factory())
+
+    def load(self) -> AppTrace:
+        """Read every command into an :class:`AppTrace` (the whole trace in memory)."""
+        return AppTrace(commands=list(self.iter_commands()), name=self.name)
+
+
+def _only_kernels(commands: Iterator[KernelTrace | Memcpy]) -> Iterator[KernelTrace]:
+    # Written out (no generator expression): the loop variable is cleared after each
+    # yield, so reading the next kernel does not keep the previous one alive.
+    for c in commands:
+        if isinstance(c, KernelTrace):
+            yield c
+        c = None  # noqa: PLW2901
+
+
+#: Anything the pipeline stages accept as an application.
+AnyApp = AppTrace | LazyApp
 
 
 _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mdm.traces.model import MEMORY_CLASSES, AppTrace, InstrClass, KernelTrace
+from mdm.traces.model import MEMORY_CLASSES, AnyApp, InstrClass, KernelTrace, Memcpy
 
 LINE_BYTES = 128
 
@@ -76,9 +76,17 @@ def kernel_stats(kt: KernelTrace) -> dict[str, Any]:
     }
 
 
-def app_stats(app: AppTrace) -> dict[str, Any]:
-    """Totals over the kernels of ``app`` plus the per-kernel statistics."""
-    per = [kernel_stats(k) for k in app.kernels]
+def app_stats(app: AnyApp) -> dict[str, Any]:
+    """Totals over the kernels of ``app`` plus the per-kernel statistics (one kernel in
+    memory at a time for a :class:`~mdm.traces.model.LazyApp`)."""
+    per: list[dict[str, Any]] = []
+    memcpys = 0
+    for cmd in app.iter_commands():
+        if isinstance(cmd, Memcpy):
+            memcpys += 1
+        else:
+            per.append(kernel_stats(cmd))
+        cmd = None  # not kept alive while the next kernel is read
     keys = (
         "thread_blocks",
         "warps",
@@ -94,7 +102,7 @@ def app_stats(app: AppTrace) -> dict[str, Any]:
     return {
         "name": app.name,
         "kernels": len(per),
-        "memcpys": len(app.memcpys),
+        "memcpys": memcpys,
         **tot,
         "dpki": 1000.0 * tot["divergent_loads"] / n if n else 0.0,
         "mix": mix,

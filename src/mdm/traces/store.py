@@ -15,26 +15,30 @@ processes); ``mmap=False`` reads them into memory.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mdm.errors import TraceFormatError
-from mdm.traces.model import ARRAY_FIELDS, AppTrace, KernelTrace, Memcpy
+from mdm.traces.model import ARRAY_FIELDS, AnyApp, AppTrace, KernelTrace, LazyApp, Memcpy
 
 STORE_FORMAT = "mdm-trace-store"
 STORE_VERSION = 1
 STORE_SUFFIX = ".mdmtrace"
 
 
-def save_store(app: AppTrace, path: str | Path) -> Path:
-    """Save ``app`` as a store directory at ``path`` (created; existing arrays replaced)."""
+def save_store(app: AnyApp, path: str | Path) -> Path:
+    """Save ``app`` as a store directory at ``path`` (created; existing arrays replaced).
+
+    A :class:`~mdm.traces.model.LazyApp` is written one kernel at a time.
+    """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     commands: list[dict[str, Any]] = []
     k = 0
-    for cmd in app.commands:
+    for cmd in app.iter_commands():
         if isinstance(cmd, Memcpy):
             commands.append({"type": "memcpy", "addr": cmd.addr, "nbytes": cmd.nbytes})
             continue
@@ -57,6 +61,7 @@ def save_store(app: AppTrace, path: str | Path) -> Path:
         for f in ARRAY_FIELDS:
             np.save(path / f"k{k}.{f}.npy", np.ascontiguousarray(getattr(cmd, f)))
         k += 1
+        cmd = None  # not kept alive while the next kernel is read
     meta = {
         "format": STORE_FORMAT,
         "version": STORE_VERSION,
@@ -78,9 +83,7 @@ def is_store(path: str | Path) -> bool:
         return False
 
 
-def load_store(path: str | Path, *, mmap: bool = True) -> AppTrace:
-    """Load an application saved by :func:`save_store` (memory-mapped unless ``mmap=False``)."""
-    path = Path(path)
+def _read_meta(path: Path) -> tuple[Path, dict[str, Any]]:
     meta_file = path / "meta.json"
     if not meta_file.is_file():
         raise TraceFormatError(path, None, "expected an mdm trace store directory with meta.json")
@@ -95,34 +98,59 @@ def load_store(path: str | Path, *, mmap: bool = True) -> AppTrace:
             f"expected {STORE_FORMAT} version {STORE_VERSION}, found "
             f"{meta.get('format')} version {meta.get('version')}",
         )
-    commands: list[KernelTrace | Memcpy] = []
-    for c in meta["commands"]:
-        if c["type"] == "memcpy":
-            commands.append(Memcpy(addr=int(c["addr"]), nbytes=int(c["nbytes"])))
-            continue
-        i = c["index"]
-        arrs: dict[str, np.ndarray] = {}
-        for f in ARRAY_FIELDS:
-            fp = path / f"k{i}.{f}.npy"
-            try:
-                arrs[f] = np.load(fp, mmap_mode="r" if mmap else None, allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                raise TraceFormatError(fp, None, f"expected a NumPy array file: {exc}") from None
-        kt = KernelTrace(
-            name=c["name"],
-            kernel_id=int(c["kernel_id"]),
-            grid=tuple(c["grid"]),  # type: ignore[arg-type]
-            block=tuple(c["block"]),  # type: ignore[arg-type]
-            nregs=int(c["nregs"]),
-            shmem_bytes=int(c["shmem_bytes"]),
-            binary_version=int(c["binary_version"]),
-            opcodes=tuple(c["opcodes"]),
-            header=dict(c["header"]),
-            **arrs,
-        )
+    return meta_file, meta
+
+
+def _command(path: Path, meta_file: Path, c: dict[str, Any], mmap: bool) -> KernelTrace | Memcpy:
+    if c["type"] == "memcpy":
+        return Memcpy(addr=int(c["addr"]), nbytes=int(c["nbytes"]))
+    i = c["index"]
+    arrs: dict[str, np.ndarray] = {}
+    for f in ARRAY_FIELDS:
+        fp = path / f"k{i}.{f}.npy"
         try:
-            kt.validate()
-        except ValueError as exc:
-            raise TraceFormatError(meta_file, None, f"kernel {i}: {exc}") from None
-        commands.append(kt)
+            arrs[f] = np.load(fp, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise TraceFormatError(fp, None, f"expected a NumPy array file: {exc}") from None
+    kt = KernelTrace(
+        name=c["name"],
+        kernel_id=int(c["kernel_id"]),
+        grid=tuple(c["grid"]),  # type: ignore[arg-type]
+        block=tuple(c["block"]),  # type: ignore[arg-type]
+        nregs=int(c["nregs"]),
+        shmem_bytes=int(c["shmem_bytes"]),
+        binary_version=int(c["binary_version"]),
+        opcodes=tuple(c["opcodes"]),
+        header=dict(c["header"]),
+        **arrs,
+    )
+    try:
+        kt.validate()
+    except ValueError as exc:
+        raise TraceFormatError(meta_file, None, f"kernel {i}: {exc}") from None
+    return kt
+
+
+def load_store(path: str | Path, *, mmap: bool = True) -> AppTrace:
+    """Load an application saved by :func:`save_store` (memory-mapped unless ``mmap=False``)."""
+    path = Path(path)
+    meta_file, meta = _read_meta(path)
+    commands = [_command(path, meta_file, c, mmap) for c in meta["commands"]]
     return AppTrace(commands=commands, name=str(meta.get("name", "")))
+
+
+def lazy_store(path: str | Path) -> LazyApp:
+    """:func:`load_store` one kernel at a time (memory-mapped; the listing is read now)."""
+    path = Path(path)
+    meta_file, meta = _read_meta(path)
+    cmds = meta["commands"]
+
+    def commands() -> Iterator[KernelTrace | Memcpy]:
+        for c in cmds:
+            yield _command(path, meta_file, c, True)
+
+    return LazyApp(
+        name=str(meta.get("name", "")),
+        n_kernels=sum(c["type"] != "memcpy" for c in cmds),
+        commands_factory=commands,
+    )

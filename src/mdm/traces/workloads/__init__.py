@@ -13,11 +13,11 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import parse_qsl
 
 from mdm.errors import ConfigError, MdmError
-from mdm.traces.model import AppTrace
+from mdm.traces.model import AnyApp, AppTrace
 from mdm.traces.workloads.dense import gemm_tiled, stencil2d
 from mdm.traces.workloads.irregular import bfs, spmv_csr
 from mdm.traces.workloads.streaming import gather, kmeans, stride, vecadd
@@ -142,15 +142,21 @@ def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
     return name, seed, params
 
 
-def load_trace(spec: str) -> AppTrace:
+@overload
+def load_trace(spec: str, *, lazy: Literal[False] = ...) -> AppTrace: ...
+@overload
+def load_trace(spec: str, *, lazy: Literal[True]) -> AnyApp: ...
+def load_trace(spec: str, *, lazy: bool = False) -> AnyApp:
     """The application named by ``spec``: a ``builtin:`` workload spec (generated with
-    :func:`generate`), else anything :func:`mdm.traces.open_trace` accepts."""
+    :func:`generate`), else anything :func:`mdm.traces.open_trace` accepts. ``lazy``: a
+    trace on disk as a :class:`~mdm.traces.model.LazyApp` (one kernel at a time); a
+    generated workload is in memory either way and is returned as it is."""
     if spec.startswith(BUILTIN):
         name, seed, params = parse_builtin(spec)
         return generate(name, seed, **params)
     from mdm.traces import open_trace
 
-    return open_trace(Path(spec))
+    return open_trace(Path(spec), lazy=lazy)  # type: ignore[call-overload,no-any-return]
 
 
 __all__ = [
