@@ -4,13 +4,14 @@ kernel's counters, tracked warps give the coalescer's request counts, one-line e
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from mdm.cli.cachesim import parse_warps
+from mdm.cli.cachesim import WarpPicker
 from mdm.cli.main import app
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
@@ -143,18 +144,33 @@ def test_missing_trace_is_one_line_error(tmp_path) -> None:  # noqa: ANN001
     assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
 
 
+def _pick(specs: list[str], ids: list[int], n_warps: list[int]) -> dict[int, list[int]]:
+    """Drive a WarpPicker over an application's kernels as the CLI does."""
+    picker = WarpPicker(specs)
+    out = {
+        i: picker.for_kernel(kid, n) for i, (kid, n) in enumerate(zip(ids, n_warps, strict=True))
+    }
+    picker.finish()
+    return {i: ws for i, ws in out.items() if ws}
+
+
 @given(
     ids=st.lists(st.integers(0, 50), min_size=1, max_size=5, unique=True),
     picks=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9)), max_size=8),
 )
-def test_parse_warps_maps_ids_to_indices(ids: list[int], picks: list[tuple[int, int]]) -> None:
+def test_warp_picker_maps_ids_to_indices(ids: list[int], picks: list[tuple[int, int]]) -> None:
     n_warps = [10] * len(ids)
     specs = [f"{ids[i % len(ids)]}:{w}" for i, w in picks]
-    out = parse_warps(specs, ids, n_warps)
+    out = _pick(specs, ids, n_warps)
     want: dict[int, list[int]] = {}
     for i, w in picks:  # first-seen order, no duplicates
         if w not in want.setdefault(i % len(ids), []):
             want[i % len(ids)].append(w)
-    assert out == want
+    assert out == {i: ws for i, ws in want.items() if ws}
     with pytest.raises(ConfigError, match="out of range"):
-        parse_warps([*specs, f"{ids[0]}:10"], ids, n_warps)
+        _pick([*specs, f"{ids[0]}:10"], ids, n_warps)
+    absent = max(ids) + 1
+    with pytest.raises(ConfigError, match=re.escape(f"no kernel with ID {absent}; IDs: {ids}")):
+        _pick([*specs, f"{absent}:0"], ids, n_warps)
+    with pytest.raises(ConfigError, match=f"2 kernels with ID {ids[0]}"):
+        _pick([f"{ids[0]}:0"], [*ids, ids[0]], [*n_warps, 10])

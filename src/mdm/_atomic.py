@@ -1,14 +1,17 @@
-"""Atomic file writes shared by the stages: a temp file in the target's folder, then
-``os.replace``, so a reader never sees a half-written file and a crash leaves the old
+"""Atomic writes shared by the stages: a temp file (or folder) beside the target, then
+``os.replace``, so a reader never sees a half-written result and a crash leaves the old
 one (or none)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes"]
+__all__ = ["atomic_dir", "atomic_write_bytes"]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -22,3 +25,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_dir(path: Path) -> Iterator[Path]:
+    """A new temp folder beside ``path`` to write into; when the block ends without an
+    error it becomes ``path`` (an existing folder there is replaced whole), on an error
+    it is deleted and ``path`` is left as it was. Deciding whether an existing ``path``
+    may be replaced is the caller's job."""
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is not a folder")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if path.exists():
+        old = tmp.with_suffix(".old")
+        os.replace(path, old)
+    os.replace(tmp, path)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

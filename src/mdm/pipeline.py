@@ -34,7 +34,7 @@ Choices:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ from mdm.models.base import (
 )
 from mdm.profile.interval import DEFAULT_MERGE_THRESHOLD, gpu_latencies, interval_profile
 from mdm.profile.representative import representative_warp
-from mdm.traces.model import AppTrace, InstrClass, KernelTrace, popcount32
+from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, popcount32
 
 #: Line size of the architecture-independent coalescing test (bytes).
 COALESCE_LINE_BYTES = 128
@@ -284,16 +284,17 @@ def kernel_input(
     )
 
 
-def _stats_for(cache: CacheSimResult, pk: PreparedKernel, n_kernels: int) -> KernelCacheStats:
-    if len(cache.kernels) != n_kernels:
-        raise ValueError(
-            f"cache simulation has {len(cache.kernels)} kernels, the application {n_kernels}"
-        )
-    return cache.kernels[pk.index]
+def _prepared_stream(app: AnyApp) -> Iterator[PreparedKernel]:
+    """:func:`prepare_kernel` of each kernel as a pass over ``app`` reaches it."""
+    i = 0
+    for k in app.iter_kernels():
+        yield prepare_kernel(k, i)
+        i += 1
+        k = None  # not kept alive while the next kernel is read
 
 
 def predict_app(
-    app: AppTrace | PreparedApp,
+    app: AnyApp | PreparedApp,
     gpu: GPUConfig,
     models: Sequence[str],
     cache: CacheSimResult | None = None,
@@ -308,22 +309,41 @@ def predict_app(
     ``nregs_policy`` is passed to :func:`mdm.profile.occupancy.occupancy`: the default
     ``"clamp"`` treats impossible register counts of real traces (the corpus trace
     declares 21955 per thread) as the architectural maximum of 255.
+
+    Kernels are taken one at a time (prepared, cache-simulated with the L2 carried over,
+    profiled, predicted) and only their small model inputs are kept, so a
+    :class:`~mdm.traces.model.LazyApp` is predicted with one kernel in memory.
     """
-    prepared = app if isinstance(app, PreparedApp) else prepare(app)
     if not models:
         raise ValueError("predict_app needs at least one model")
     instances = {m: get_model(m) for m in models}
+    kernels: Iterator[PreparedKernel]
+    if isinstance(app, PreparedApp):
+        n_k, kernels = len(app.kernels), iter(app.kernels)
+    else:
+        n_k, kernels = app.n_kernels, _prepared_stream(app)
+    if cache is not None and len(cache.kernels) != n_k:
+        raise ValueError(
+            f"cache simulation has {len(cache.kernels)} kernels, the application {n_k}"
+        )
     if cache is None:
-        from mdm.memory import simulate_app
+        from mdm.memory import AppSimulator
 
-        cache = simulate_app(prepared.app, gpu)
-    n_k = len(prepared.kernels)
-    inputs = [
-        kernel_input(pk, gpu, _stats_for(cache, pk, n_k), merge_threshold, nregs_policy)
-        for pk in prepared.kernels
-        if pk.total_warp_insts > 0
-    ]
+        sim = AppSimulator(gpu)
+
+    def stats_of(pk: PreparedKernel) -> KernelCacheStats:
+        return sim.simulate(pk.kernel) if cache is None else cache.kernels[pk.index]
+
+    inputs: list[KernelInput] = []
+    preds: dict[str, list[KernelPrediction]] = {m: [] for m in instances}
+    for pk in kernels:
+        stats = stats_of(pk)
+        if pk.total_warp_insts > 0:
+            inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy)
+            inputs.append(inp)
+            for m, inst in instances.items():
+                preds[m].append(inst.predict_kernel(inp))
+        pk = None  # not kept alive while the next kernel is read
     if not inputs:
-        raise ValueError(f"application {prepared.name!r} has no instructions to predict")
-    preds = {m: [inst.predict_kernel(inp) for inp in inputs] for m, inst in instances.items()}
-    return AppPrediction(app=prepared.name, gpu=gpu.name, kernels=preds, inputs=inputs)
+        raise ValueError(f"application {app.name!r} has no instructions to predict")
+    return AppPrediction(app=app.name, gpu=gpu.name, kernels=preds, inputs=inputs)

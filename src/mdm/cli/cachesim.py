@@ -4,7 +4,8 @@ L1/L2 statistics of an application per kernel and in total; with ``--per-pc`` al
 static global memory instruction (:func:`mdm.memory.stats.pc_rows`), with ``--warp``
 per dynamic instruction of chosen warps (:func:`mdm.memory.stats.warp_rows`). ``TRACE``
 is anything ``mdm predict`` accepts (a trace directory, ``kernelslist.g``, ``.mdmtrace``
-or ``builtin:NAME?k=v``).
+or ``builtin:NAME?k=v``), read one kernel at a time; a ``--warp`` naming a kernel ID the
+trace lacks is therefore reported after the last kernel.
 """
 
 from __future__ import annotations
@@ -39,30 +40,44 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
     }
 
 
-def parse_warps(
-    specs: list[str], kernel_ids: list[int], n_warps: list[int]
-) -> dict[int, list[int]]:
-    """``["K:W", ...]`` (kernel ID as in the trace and the table, 0-based warp index) ->
-    {index in the app's kernel list: [warp indices]}, checked against the app (kernel
-    ``i`` has ID ``kernel_ids[i]`` and ``n_warps[i]`` warps)."""
-    out: dict[int, list[int]] = {}
-    for s in specs:
-        try:
-            kid, w = (int(p) for p in s.split(":"))
-        except ValueError:
-            raise ConfigError(
-                None, f"--warp {s!r}: expected KERNEL:WARP (kernel ID, 0-based warp index)"
-            ) from None
-        idx = [i for i, k in enumerate(kernel_ids) if k == kid]
-        if len(idx) != 1:
-            what = "no kernel" if not idx else f"{len(idx)} kernels"
-            raise ConfigError(None, f"--warp {s}: {what} with ID {kid}; IDs: {kernel_ids}")
-        i = idx[0]
-        if not 0 <= w < n_warps[i]:
-            raise ConfigError(None, f"--warp {s}: warp {w} out of range 0..{n_warps[i] - 1}")
-        if w not in out.setdefault(i, []):
-            out[i].append(w)
-    return out
+class WarpPicker:
+    """``--warp K:W`` specs (kernel ID as in the trace and the table, 0-based warp
+    index), resolved as the kernels stream past: :meth:`for_kernel` gives each kernel's
+    warps (first-seen order, no duplicates) and checks their range; :meth:`finish`
+    checks that every spec's kernel ID named exactly one kernel of the application."""
+
+    def __init__(self, specs: list[str]) -> None:
+        self._specs: list[tuple[str, int, int]] = []
+        for s in specs:
+            try:
+                kid, w = (int(p) for p in s.split(":"))
+            except ValueError:
+                raise ConfigError(
+                    None, f"--warp {s!r}: expected KERNEL:WARP (kernel ID, 0-based warp index)"
+                ) from None
+            self._specs.append((s, kid, w))
+        self._seen: list[int] = []
+
+    def for_kernel(self, kernel_id: int, n_warps: int) -> list[int]:
+        """Warps to track in the next kernel of the application."""
+        self._seen.append(kernel_id)
+        out: list[int] = []
+        for s, kid, w in self._specs:
+            if kid != kernel_id or self._seen.count(kid) > 1:
+                continue
+            if not 0 <= w < n_warps:
+                raise ConfigError(None, f"--warp {s}: warp {w} out of range 0..{n_warps - 1}")
+            if w not in out:
+                out.append(w)
+        return out
+
+    def finish(self) -> None:
+        """After the last kernel: every spec named a kernel ID that occurs exactly once."""
+        for s, kid, _ in self._specs:
+            n = self._seen.count(kid)
+            if n != 1:
+                what = "no kernel" if not n else f"{n} kernels"
+                raise ConfigError(None, f"--warp {s}: {what} with ID {kid}; IDs: {self._seen}")
 
 
 # table headers (the JSON keys are the long names)
@@ -114,24 +129,30 @@ def cachesim(
     """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms."""
     with cli_errors():
         from mdm.config.load import load_gpu
-        from mdm.memory import simulate_app
+        from mdm.memory import AppSimulator, CacheSimResult
         from mdm.memory.stats import pc_rows, warp_rows
         from mdm.traces.workloads import load_trace
 
         cfg = load_gpu(gpu)
-        app = load_trace(trace)
-        kernels = app.kernels
-        tracked = parse_warps(
-            list(warp or []), [k.kernel_id for k in kernels], [k.n_warps for k in kernels]
-        )
-        res = simulate_app(app, cfg, track_warps=tracked)
+        app = load_trace(trace, lazy=True)  # one kernel in memory at a time
+        picker = WarpPicker(list(warp or []))
+        sim = AppSimulator(cfg)
         atom = cfg.dram.atom_bytes
-        rows = [_row(k, atom) for k in res.kernels]
-        for i, (row, st) in enumerate(zip(rows, res.kernels, strict=True)):
+        stats: list[KernelCacheStats] = []
+        rows: list[dict[str, object]] = []
+        for kernel in app.iter_kernels():
+            tracked = picker.for_kernel(kernel.kernel_id, kernel.n_warps)
+            st = sim.simulate(kernel, track_warps=tracked)
+            row = _row(st, atom)
             if per_pc:
-                row["per_pc"] = pc_rows(st, kernels[i])
-            if i in tracked:
-                row["warps"] = {str(w): warp_rows(st, kernels[i], w) for w in tracked[i]}
+                row["per_pc"] = pc_rows(st, kernel)
+            if tracked:
+                row["warps"] = {str(w): warp_rows(st, kernel, w) for w in tracked}
+            stats.append(st)
+            rows.append(row)
+            kernel = None  # not kept alive while the next kernel is read
+        picker.finish()
+        res = CacheSimResult(config_name=cfg.name, kernels=stats)
         total = _row(res.total(), atom)
         if as_json:
             echo_json({"config": cfg.name, "kernels": rows, "total": total})

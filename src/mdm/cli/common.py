@@ -40,7 +40,13 @@ def cli_errors() -> Iterator[None]:
     except MdmError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (
+        FileNotFoundError,
+        FileExistsError,
+        IsADirectoryError,
+        NotADirectoryError,
+        PermissionError,
+    ) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
 

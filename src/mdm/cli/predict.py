@@ -1,7 +1,9 @@
 """``mdm predict``: cycles, IPC, CPI stack and MD-interval share of an application.
 
-``TRACE`` is anything :func:`mdm.traces.open_trace` accepts (a trace directory or a
-``kernelslist.g``), or a built-in synthetic workload ``builtin:NAME?key=value&...``,
+``TRACE`` is anything :func:`mdm.traces.open_trace` accepts (a trace directory, a
+``kernelslist.g`` or a ``.mdmtrace`` store, read one kernel at a time, so memory is
+bounded by the largest kernel, not the application), or a built-in synthetic workload
+``builtin:NAME?key=value&...``,
 e.g. ``builtin:stride?gs=32&seed=3`` (``seed`` defaults to 0, values are parsed as
 int, float, true/false or kept as strings; :func:`mdm.traces.workloads.load_trace`).
 
@@ -65,7 +67,7 @@ def predict(
                 None, f"unknown model(s) {unknown}; known: {', '.join(sorted(MODELS))}"
             )
         cfg = load_gpu(gpu)
-        app = load_trace(trace)
+        app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         pred = predict_app(app, cfg, names)
         if as_json:
             echo_json(pred.to_dict())

@@ -33,7 +33,7 @@ def info(
         from mdm.traces.stats import app_stats
 
         kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-        st = app_stats(open_trace(path, **kw))
+        st = app_stats(open_trace(path, lazy=True, **kw))  # one kernel in memory at a time
         if json_out:
             echo_json(st)
             return
@@ -60,14 +60,30 @@ def info(
 
 
 def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
+    """Write ``app_trace`` (read one kernel at a time when lazy) to ``out`` atomically:
+    into a temp folder beside it that replaces ``out`` only once every kernel is
+    written, so a malformed kernel half-way leaves no partial trace behind. An existing
+    ``out`` is replaced only when it is empty or holds a trace."""
+    from mdm._atomic import atomic_dir
     from mdm.traces import save_store, write_app
+    from mdm.traces.store import is_store
 
-    if fmt == "store":
-        return save_store(app_trace, out)
-    if fmt == "accelsim":
-        write_app(app_trace, out, compress=compress)  # type: ignore[arg-type]
-        return out
-    raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
+    if fmt not in ("store", "accelsim"):
+        raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
+    if (
+        out.is_dir()
+        and any(out.iterdir())
+        and not ((out / "kernelslist.g").is_file() or is_store(out))
+    ):
+        raise ConfigError(
+            None, f"{out} holds files but no trace; give a new or empty folder (it is replaced)"
+        )
+    with atomic_dir(out) as tmp:
+        if fmt == "store":
+            save_store(app_trace, tmp)
+        else:
+            write_app(app_trace, tmp, compress=compress)  # type: ignore[arg-type]
+    return out
 
 
 @app.command()
@@ -82,7 +98,7 @@ def convert(
     ] = None,
     allow_unknown: Annotated[bool, typer.Option("--allow-unknown")] = False,
 ) -> None:
-    """Convert between Accel-Sim traces and the compact store."""
+    """Convert between Accel-Sim traces and the compact store, one kernel at a time."""
     with cli_errors():
         from mdm.traces import open_trace
         from mdm.traces.store import STORE_SUFFIX
@@ -91,7 +107,7 @@ def convert(
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
         kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-        written = _write(open_trace(src, **kw), out, kind, compress)
+        written = _write(open_trace(src, lazy=True, **kw), out, kind, compress)
         typer.echo(f"wrote {kind} trace {written}")
 
 

@@ -260,7 +260,7 @@ def ncu_to_measured(
 
     path = Path(ncu_csv)
     launches = read_ncu(path)
-    names = [k.name for k in load_trace(trace).kernels]
+    names = [k.name for k in load_trace(trace, lazy=True).iter_kernels()]  # no whole app
     if len(launches) != len(names):
         raise ConfigError(
             path,

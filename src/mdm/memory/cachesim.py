@@ -113,7 +113,7 @@ from mdm.memory.schedule import (
     timed_layout,
 )
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
-from mdm.traces.model import AppTrace, InstrClass, KernelTrace
+from mdm.traces.model import AnyApp, InstrClass, KernelTrace
 
 _COUNTER_FIELDS = {
     _core.C_L1_RD: "l1_read_accesses",
@@ -625,8 +625,32 @@ def _warp_trace(
     return WarpMemTrace(warp=w, **cols)
 
 
+class AppSimulator:
+    """Simulate an application's kernels one at a time, in launch order.
+
+    The L2 (contents, bank ports, DRAM queues) and the simulated clock carry over from
+    one kernel to the next; the L1s start empty for each kernel. :func:`simulate_app`
+    is a loop over :meth:`simulate`; a caller that streams the kernels
+    (:class:`~mdm.traces.model.LazyApp`) holds one kernel at a time.
+    """
+
+    def __init__(self, gpu: GPUConfig) -> None:
+        _check_supported(gpu)
+        self.gpu = gpu
+        self._l2 = _L2State(gpu)
+
+    def simulate(
+        self,
+        kernel: KernelTrace,
+        track_warps: Sequence[int] | None = None,
+        blocks_per_sm: int | None = None,
+    ) -> KernelCacheStats:
+        """The next kernel's statistics (see :func:`simulate_kernel`)."""
+        return simulate_kernel(kernel, self.gpu, self._l2, track_warps, blocks_per_sm)
+
+
 def simulate_app(
-    app: AppTrace,
+    app: AnyApp,
     gpu: GPUConfig,
     track_warps: dict[int, Sequence[int]] | None = None,
     blocks_per_sm: Sequence[int] | None = None,
@@ -635,13 +659,15 @@ def simulate_app(
 
     ``track_warps`` maps a kernel index in ``app.kernels`` to warp indices whose
     per-instruction counters are kept. ``blocks_per_sm`` (per kernel) overrides the
-    occupancy computed from the configuration.
+    occupancy computed from the configuration. A :class:`~mdm.traces.model.LazyApp` is
+    read one kernel at a time.
     """
-    _check_supported(gpu)
-    l2 = _L2State(gpu)
+    sim = AppSimulator(gpu)
     out = []
-    for ki, kernel in enumerate(app.kernels):
+    ki = 0
+    for kernel in app.iter_kernels():
         bps = None if blocks_per_sm is None else blocks_per_sm[ki]
-        tw = (track_warps or {}).get(ki)
-        out.append(simulate_kernel(kernel, gpu, l2, tw, bps))
+        out.append(sim.simulate(kernel, (track_warps or {}).get(ki), bps))
+        ki += 1
+        kernel = None  # not kept alive while the next kernel is read
     return CacheSimResult(config_name=gpu.name, kernels=out)
