@@ -206,3 +206,15 @@ def test_convert_replaces_a_trace_but_not_other_files(on_disk: Path, tmp_path: P
     r = runner.invoke(cli, ["trace", "convert", str(on_disk), str(other)])
     assert r.exit_code == 1 and "holds files but no trace" in r.output
     assert [p.name for p in other.iterdir()] == ["keep.txt"]
+
+
+def test_on_kernel_reports_each_kernel_in_order(on_disk: Path) -> None:
+    seen: list[str] = []
+    pred = predict_app(
+        open_trace(on_disk, lazy=True), load_gpu("v100"), ["mdm"], on_kernel=seen.append
+    )
+    assert (
+        seen
+        == [k.name for k in open_trace(on_disk).kernels]
+        == [p.kernel for p in pred.kernels["mdm"]]
+    )

@@ -34,7 +34,7 @@ Choices:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,6 +301,7 @@ def predict_app(
     *,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
     nregs_policy: str = "clamp",
+    on_kernel: Callable[[str], None] | None = None,
 ) -> AppPrediction:
     """Predict every kernel of ``app`` on ``gpu`` with each model in ``models``.
 
@@ -313,6 +314,7 @@ def predict_app(
     Kernels are taken one at a time (prepared, cache-simulated with the L2 carried over,
     profiled, predicted) and only their small model inputs are kept, so a
     :class:`~mdm.traces.model.LazyApp` is predicted with one kernel in memory.
+    ``on_kernel(name)`` is called after each kernel (progress reports).
     """
     if not models:
         raise ValueError("predict_app needs at least one model")
@@ -343,6 +345,8 @@ def predict_app(
             inputs.append(inp)
             for m, inst in instances.items():
                 preds[m].append(inst.predict_kernel(inp))
+        if on_kernel is not None:
+            on_kernel(pk.kernel.name)
         pk = None  # not kept alive while the next kernel is read
     if not inputs:
         raise ValueError(f"application {app.name!r} has no instructions to predict")

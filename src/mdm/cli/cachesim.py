@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table, short_name
+from mdm.cli.common import cli_errors, echo_json, kernel_progress, print_table, short_name
 from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
@@ -140,17 +140,19 @@ def cachesim(
         atom = cfg.dram.atom_bytes
         stats: list[KernelCacheStats] = []
         rows: list[dict[str, object]] = []
-        for kernel in app.iter_kernels():
-            tracked = picker.for_kernel(kernel.kernel_id, kernel.n_warps)
-            st = sim.simulate(kernel, track_warps=tracked)
-            row = _row(st, atom)
-            if per_pc:
-                row["per_pc"] = pc_rows(st, kernel)
-            if tracked:
-                row["warps"] = {str(w): warp_rows(st, kernel, w) for w in tracked}
-            stats.append(st)
-            rows.append(row)
-            kernel = None  # not kept alive while the next kernel is read
+        with kernel_progress(app.n_kernels, f"cachesim {app.name}") as done:
+            for kernel in app.iter_kernels():
+                tracked = picker.for_kernel(kernel.kernel_id, kernel.n_warps)
+                st = sim.simulate(kernel, track_warps=tracked)
+                row = _row(st, atom)
+                if per_pc:
+                    row["per_pc"] = pc_rows(st, kernel)
+                if tracked:
+                    row["warps"] = {str(w): warp_rows(st, kernel, w) for w in tracked}
+                stats.append(st)
+                rows.append(row)
+                done(kernel.name)
+                kernel = None  # not kept alive while the next kernel is read
         picker.finish()
         res = CacheSimResult(config_name=cfg.name, kernels=stats)
         total = _row(res.total(), atom)

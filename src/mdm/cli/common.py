@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -49,6 +49,30 @@ def cli_errors() -> Iterator[None]:
     ) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+@contextmanager
+def kernel_progress(total: int, description: str) -> Iterator[Callable[[str], None]]:
+    """A progress bar over an application's kernels on stderr (stdout stays clean for
+    ``--json``), shown only on a terminal and for more than one kernel; yields the
+    callback to call after each kernel with its name."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if total <= 1 or not console.is_terminal:
+        yield lambda name: None
+        return
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda name: bar.advance(task)
 
 
 def short_name(name: str, n: int = 32) -> str:

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table, short_name
+from mdm.cli.common import cli_errors, echo_json, kernel_progress, print_table, short_name
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
@@ -68,7 +68,8 @@ def predict(
             )
         cfg = load_gpu(gpu)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
-        pred = predict_app(app, cfg, names)
+        with kernel_progress(app.n_kernels, f"predict {app.name}") as done:
+            pred = predict_app(app, cfg, names, on_kernel=done)
         if as_json:
             echo_json(pred.to_dict())
         else:
