@@ -7,7 +7,11 @@ compare the warp IPC with the simulator's. Prints a per-run table and per-model 
 by architecture and class (MD / NMD / calib). Usage:
 
     python benchmarks/accuracy.py [--reference ../shared/reference] [--runs REGEX]
-        [--models mdm gpumech ...] [--merge-threshold 10]
+        [--models mdm gpumech ...] [--merge-threshold 10] [--streaming-l1]
+
+``--streaming-l1`` runs every configuration with its L1 made streaming (allocate on
+fill, paper 004 III-C) and nothing else changed: on SM7_QV100, whose 512 MSHRs never
+fill in the simulator, the prediction should barely move (paper 001 footnote 2).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ def main() -> None:
     ap.add_argument("--runs", default="__baseline$", help="regex on run_id")
     ap.add_argument("--models", nargs="+", default=["mdm", "gpumech", "gpumech+", "mwp-cwp"])
     ap.add_argument("--merge-threshold", type=float, default=10.0)
+    ap.add_argument("--streaming-l1", action="store_true", help="L1 allocate on fill")
     a = ap.parse_args()
     ref = Path(a.reference)
     res = pd.read_csv(ref / "results.csv", keep_default_na=False)
@@ -48,6 +53,8 @@ def main() -> None:
             gpu = import_accelsim(
                 ref / "configs" / r["arch"] / "gpgpusim.config", r["extra_options"]
             )
+        if a.streaming_l1:
+            gpu = gpu.model_copy(update={"l1": gpu.l1.model_copy(update={"allocate_on": "fill"})})
         try:
             cache = simulate_app(p.app, gpu)
         except MdmError as exc:

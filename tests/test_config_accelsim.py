@@ -224,3 +224,31 @@ def test_dual_issue_options_mapped(reference_dir):
         gpu, warns = _import(path)
         assert gpu.sm.issue_width == width and gpu.sm.dual_issue_diff_units == bool(diff)
         assert not any("-gpgpu_max_insn_issue_per_warp" in str(w.message) for w in warns)
+
+
+def test_sm_queue_from_the_interconnect(reference_dir, tmp_path):
+    """noc.sm_queue_requests (paper 001 footnote 2's SM NoC queue): -icnt_in_buffer_limit
+    of the local crossbar, input_buffer_size of intersim2's file; the default (and a
+    warning naming -inter_config_file) when that file is missing."""
+    qv = reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config"
+    want = int(re.search(r"^-icnt_in_buffer_limit\s+(\d+)", qv.read_text(), re.M).group(1))
+    gpu, warns = _import(qv)
+    assert gpu.noc.sm_queue_requests == want
+    assert not any("-icnt_in_buffer_limit" in str(w.message) for w in warns)
+    src = reference_dir / "configs" / "mdm_pascal"
+    text = (src / "gpgpusim.config").read_text()
+    icnt = re.search(r"^-inter_config_file\s+(\S+)", text, re.M).group(1)
+    size = re.search(r"^input_buffer_size\s*=\s*(\d+);", (src / icnt).read_text(), re.M)
+    gpu, warns = _import(src / "gpgpusim.config")
+    assert gpu.noc.sm_queue_requests == int(size.group(1))
+    assert not any("-inter_config_file" in str(w.message) for w in warns)
+    (tmp_path / "gpgpusim.config").write_text(text)
+    (tmp_path / "trace.config").write_text((src / "trace.config").read_text())
+    gpu, warns = _import(tmp_path / "gpgpusim.config")  # no interconnect file beside it
+    default = type(gpu.noc).model_fields["sm_queue_requests"].default
+    assert gpu.noc.sm_queue_requests == default
+    assert any("-inter_config_file" in str(w.message) for w in warns)
+    (tmp_path / icnt).write_text(
+        (src / icnt).read_text().replace(size.group(0), "input_buffer_size = 77;")
+    )
+    assert _import(tmp_path / "gpgpusim.config")[0].noc.sm_queue_requests == 77

@@ -132,15 +132,23 @@ def test_mdm_kernel_prediction_by_hand() -> None:
 
 
 def test_streaming_l1_uses_the_noc_queue_size() -> None:
-    """Footnote 2: with allocate-on-fill, miss_queue_entries (4) replaces the 256 MSHRs."""
-    cfg = {
-        **CFG,
-        "l1": {**CFG["l1"], "mshr_entries": 256, "allocate_on": "fill", "miss_queue_entries": 4},
-    }
-    streaming = get_model("mdm").predict_kernel(_inp(GPUConfig.model_validate(cfg)))
-    assert streaming.cycles == get_model("mdm").predict_kernel(_inp()).cycles
+    """Footnote 2: with allocate-on-fill, the SM's NoC queue (noc.sm_queue_requests = 4)
+    replaces the 256 MSHRs; the L1's miss queue plays no part; MSHRs fewer than the
+    queue still bind; an allocate-on-miss L1 ignores the queue."""
+    hand = get_model("mdm").predict_kernel(_inp()).cycles  # 4 MSHRs
+    l1_fill = {**CFG["l1"], "mshr_entries": 256, "allocate_on": "fill"}
+
+    def cycles(l1: dict, queue: int) -> float:
+        cfg = {**CFG, "l1": l1, "noc": {**CFG["noc"], "sm_queue_requests": queue}}
+        return get_model("mdm").predict_kernel(_inp(GPUConfig.model_validate(cfg))).cycles
+
+    assert cycles(l1_fill, 4) == hand
+    assert cycles({**l1_fill, "miss_queue_entries": 1}, 4) == hand  # not the miss queue
+    assert cycles({**l1_fill, "mshr_entries": 4}, 512) == hand  # the smaller one binds
+    assert cycles({**CFG["l1"], "allocate_on": "miss"}, 1) == hand  # 4 MSHRs, no queue
     many = {**CFG, "l1": {**CFG["l1"], "mshr_entries": 256}}
     assert get_model("mdm").predict_kernel(_inp(GPUConfig.model_validate(many))).md_fraction == 0
+    assert cycles(l1_fill, 512) < hand  # a queue that never fills: no batches
 
 
 def test_figure4_three_mshrs_three_warps() -> None:

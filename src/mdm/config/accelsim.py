@@ -57,7 +57,10 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   models cap the bandwidth at the head-of-line-blocking saturation
   (:func:`mdm.config.gpu.fifo_crossbar_packets_per_cycle`: 41.6 of the 64 L2 ports'
   packets per cycle with 80 SMs, 1505 of 2318 GB/s). ``-network_mode 1`` (intersim2,
-  mdm_pascal) is not capped this way.
+  mdm_pascal) is not capped this way. ``noc.sm_queue_requests`` (the SM's injection
+  queue, paper 001 footnote 2) is ``-icnt_in_buffer_limit`` for ``-network_mode 2`` and
+  the ``input_buffer_size`` of ``-inter_config_file`` (read beside the config; flits,
+  one per read request) for ``-network_mode 1``.
 * DRAM: atom = ``buswidth * burst_length * n_mem_per_ctrlr`` B per column command;
   one command every ``max(tCCD, burst_length / data_command_freq_ratio)`` DRAM cycles;
   ``dram.bandwidth_gbps = n_mem * atom / max(tCCD, BL / ratio) * dram``
@@ -411,7 +414,7 @@ def import_accelsim(
     tokens = shlex.split(extra_options) if isinstance(extra_options, str) else list(extra_options)
     _pair_tokens(tokens, opts, "extra_options")
     try:
-        data, r = _build(opts, name or path.parent.name or path.stem)
+        data, r = _build(opts, name or path.parent.name or path.stem, path.parent)
     except ConfigError as exc:
         if exc.path is None:
             raise ConfigError(path, exc.message) from None
@@ -428,7 +431,26 @@ def import_accelsim(
         raise translate_validation_error(exc, path) from None
 
 
-def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
+def _sm_queue_requests(r: _Reader, net: int, base_dir: Path | None) -> int | None:
+    """``noc.sm_queue_requests``: ``-icnt_in_buffer_limit`` (packets, GPGPU-Sim default
+    64) for the local crossbar; for intersim2, ``input_buffer_size`` (flits; a read
+    request is one flit) of ``-inter_config_file`` beside the config, or None (schema
+    default, the option then listed as not mapped) when that file cannot be read."""
+    if net == 2:
+        return r.int("-icnt_in_buffer_limit", 64)
+    if base_dir is None or not r.has("-inter_config_file"):
+        return None
+    icnt = base_dir / r.opts["-inter_config_file"].value
+    if not icnt.is_file():
+        return None
+    m = re.search(r"^\s*input_buffer_size\s*=\s*(\d+)\s*;", icnt.read_text(errors="replace"), re.M)
+    if m is None:
+        return None
+    r.used.add("-inter_config_file")
+    return int(m.group(1))
+
+
+def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tuple[dict, _Reader]:
     r = _Reader(opts)
     clocks = r.ints("-gpgpu_clock_domains", ":", 4)
     core, icnt, l2clk, dramclk = (c / 1000.0 for c in clocks[:4])  # GHz
@@ -560,6 +582,9 @@ def _build(opts: dict[str, _Opt], name: str) -> tuple[dict, _Reader]:
         "latency_ns": 0.0,
         "fifo_crossbar": net == 2,
     }
+    queue = _sm_queue_requests(r, net, base_dir)
+    if queue is not None:
+        noc_dict["sm_queue_requests"] = queue
 
     # ---- DRAM ---------------------------------------------------------------
     bus = r.int("-gpgpu_dram_buswidth", 4)

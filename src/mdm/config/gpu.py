@@ -188,6 +188,16 @@ class NoCConfig(_Strict):
     bandwidth_gbps: float = Field(gt=0, description="total L2-to-SM data bandwidth")
     sm_port_gbps: float | None = Field(default=None, gt=0, description="per-SM ejection port")
     latency_ns: float = Field(default=0.0, ge=0)
+    sm_queue_requests: int = Field(
+        default=512,
+        ge=1,
+        description=(
+            "requests an SM's injection queue into the NoC holds (Accel-Sim "
+            "-icnt_in_buffer_limit, packets; intersim2 input_buffer_size, flits of one-flit "
+            "requests): paper 001 footnote 2's queue, which bounds a streaming L1's "
+            "outstanding misses in place of #MSHRs"
+        ),
+    )
     fifo_crossbar: bool = Field(
         default=False,
         description=(

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mdm.config.gpu import GPUConfig
 from mdm.models.base import KernelInput, KernelPrediction
 from mdm.models.multiwarp import SchedulerView, issue_columns, profile_cycles
 from mdm.models.roofline import noc_bytes_per_cycle, request_bytes, roofline_bound
@@ -60,7 +61,7 @@ class MemoryInputs:
     single: np.ndarray  # n_i / IR + S_i: the warp's interval alone
     warps: int  # W (per SM, sharing the L1 MSHRs)
     sms: int  # #SMs of eq. (9)
-    mshrs: int  # #MSHRs, or the NoC queue size for a streaming L1 (footnote 2)
+    mshrs: int  # #MSHRs, or the SM's NoC queue for a streaming L1 (l1_blocking_entries)
     read: np.ndarray  # M^Read
     write: np.ndarray  # M^Write
     llc_miss: np.ndarray  # LLC miss ratio (eq. 4)
@@ -78,6 +79,32 @@ class MemoryInputs:
         """Eq. (8): f x LLCMissRatio x BlockSize / B^DRAM, with the DRAM traffic the cache
         simulation measured in place of LLCMissRatio x BlockSize (``dram_ratio``)."""
         return self.dram_ratio * self.l_dram_line
+
+
+def l1_blocking_entries(gpu: GPUConfig) -> int:
+    """``#MSHRs`` of eqs. (2), (3) and (6): the L1's MSHR entries, and for a streaming L1
+    (``l1.allocate_on == 'fill'``) paper 001 footnote 2's "SM's NoC queue" when smaller.
+
+    Footnote 2: a streaming L1 "has sufficient MSHRs to avoid MSHR-induced blocking. In
+    this case, blocking occurs when the SM's NoC queue is full, and the size of this
+    queue should replace the #MSHRs". Open choice, decided here: that queue is the
+    SM's injection buffer into the interconnect (``noc.sm_queue_requests``: Accel-Sim
+    ``-icnt_in_buffer_limit``, 512 requests in its Volta configuration), not the L1's
+    miss queue (``l1.miss_queue_entries``, 16). Mechanism: the miss queue hands one
+    request per cycle to the NoC and frees its entry then, so while the NoC accepts
+    requests it only paces the L1 (one miss per cycle) and never holds a miss for a
+    whole memory latency; the L1 stalls for returning data, eq. (6)'s batches, only once
+    the injection buffer behind it is full. Evidence (Accel-Sim SM7_QV100, whose 512
+    MSHRs never fill and whose only L1 reservation fails are a full miss queue,
+    docs/status.md): the 11 baselines predicted with #MSHRs = 512 vs 16 (the miss queue):
+    ``mdm-pipelined`` 18 % vs 72 % mean |IPC error|, and with the same L1 made streaming
+    (allocate on fill) the miss-queue reading predicted 3-15x the simulated cycles (vecadd
+    -93 %, gather -88 %), while this reading gives the allocate-on-miss errors.
+    """
+    entries = gpu.l1.mshr_entries
+    if gpu.l1.allocate_on == "fill":
+        return min(entries, gpu.noc.sm_queue_requests)
+    return entries
 
 
 def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
@@ -116,8 +143,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     prof = inp.profile
     c, view = profile_cycles(gpu, prof, warps)
     units, rate = issue_columns(gpu, prof, view)
-    # Footnote 2: a streaming L1 (allocate on fill) blocks on the SM's NoC queue.
-    mshrs = gpu.l1.miss_queue_entries if gpu.l1.allocate_on == "fill" else gpu.l1.mshr_entries
+    mshrs = l1_blocking_entries(gpu)  # #MSHRs of eqs. (2), (3), (6); footnote 2
     read = prof.read_misses
     write = prof.write_reqs
     miss = prof.l2_miss_rate

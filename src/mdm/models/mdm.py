@@ -20,8 +20,10 @@ Per interval of the representative warp (``W`` warps per SM, ``#SMs`` active SMs
 * eq. (6) ``S^MSHR = (ceil(M^Read W / #MSHRs) - 1) S^Mem`` for MD intervals, else 0;
 * eq. (1) ``IPC^SM = W sum(n) / sum(C_i + S^MSHR + S^NoC + S^DRAM)``.
 
-Footnote 2: for a streaming L1 (``l1.allocate_on == 'fill'``) the SM's NoC queue
-size ``l1.miss_queue_entries`` replaces ``#MSHRs`` in eqs. (2), (3) and (6).
+Footnote 2: for a streaming L1 (``l1.allocate_on == 'fill'``) the SM's NoC queue,
+``noc.sm_queue_requests`` (the SM's injection buffer into the interconnect), replaces
+``#MSHRs`` in eqs. (2), (3) and (6) when it is the smaller
+(:func:`mdm.models.interval.l1_blocking_entries`, which says why not the L1's miss queue).
 
 MDM-Queue = MDM's queue model (eqs. 7-10) + GPUMech+'s MSHR model; MDM-MSHR =
 GPUMech+'s NoC/DRAM queues + MDM's batching model (eqs. 5-6) (Table V).
