@@ -290,7 +290,7 @@ def _prepared_stream(app: AnyApp) -> Iterator[PreparedKernel]:
     for k in app.iter_kernels():
         yield prepare_kernel(k, i)
         i += 1
-        k = None  # not kept alive while the next kernel is read
+        del k  # not kept alive while the next kernel is read
 
 
 def predict_app(
@@ -347,7 +347,7 @@ def predict_app(
                 preds[m].append(inst.predict_kernel(inp))
         if on_kernel is not None:
             on_kernel(pk.kernel.name)
-        pk = None  # not kept alive while the next kernel is read
+        del pk  # not kept alive while the next kernel is read
     if not inputs:
         raise ValueError(f"application {app.name!r} has no instructions to predict")
     return AppPrediction(app=app.name, gpu=gpu.name, kernels=preds, inputs=inputs)

@@ -152,7 +152,7 @@ def cachesim(
                 stats.append(st)
                 rows.append(row)
                 done(kernel.name)
-                kernel = None  # not kept alive while the next kernel is read
+                del kernel  # not kept alive while the next kernel is read
         picker.finish()
         res = CacheSimResult(config_name=cfg.name, kernels=stats)
         total = _row(res.total(), atom)

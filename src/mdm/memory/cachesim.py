@@ -669,5 +669,5 @@ def simulate_app(
         bps = None if blocks_per_sm is None else blocks_per_sm[ki]
         out.append(sim.simulate(kernel, (track_warps or {}).get(ki), bps))
         ki += 1
-        kernel = None  # not kept alive while the next kernel is read
+        del kernel  # not kept alive while the next kernel is read
     return CacheSimResult(config_name=gpu.name, kernels=out)

@@ -650,7 +650,7 @@ def write_app(
             write_kernel(cmd, outdir / name, **kwargs)  # type: ignore[arg-type]
             lines.append(name)
         idx += 1
-        cmd = None  # not kept alive while the next kernel is read
+        del cmd  # not kept alive while the next kernel is read
     listfile = outdir / "kernelslist.g"
     listfile.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return listfile

@@ -103,6 +103,10 @@ def open_trace(
 def open_trace(
     path: str | Path, *, engine: str | None = None, lazy: Literal[True], **kwargs: Any
 ) -> LazyApp: ...
+@overload
+def open_trace(
+    path: str | Path, *, engine: str | None = None, lazy: bool, **kwargs: Any
+) -> AppTrace | LazyApp: ...
 def open_trace(
     path: str | Path, *, engine: str | None = None, lazy: bool = False, **kwargs: Any
 ) -> AppTrace | LazyApp:

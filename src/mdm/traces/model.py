@@ -290,7 +290,7 @@ def _only_kernels(commands: Iterator[KernelTrace | Memcpy]) -> Iterator[KernelTr
     for c in commands:
         if isinstance(c, KernelTrace):
             yield c
-        c = None  # noqa: PLW2901
+        del c
 
 
 #: Anything the pipeline stages accept as an application.

@@ -86,7 +86,7 @@ def app_stats(app: AnyApp) -> dict[str, Any]:
             memcpys += 1
         else:
             per.append(kernel_stats(cmd))
-        cmd = None  # not kept alive while the next kernel is read
+        del cmd  # not kept alive while the next kernel is read
     keys = (
         "thread_blocks",
         "warps",

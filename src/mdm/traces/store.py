@@ -61,7 +61,7 @@ def save_store(app: AnyApp, path: str | Path) -> Path:
         for f in ARRAY_FIELDS:
             np.save(path / f"k{k}.{f}.npy", np.ascontiguousarray(getattr(cmd, f)))
         k += 1
-        cmd = None  # not kept alive while the next kernel is read
+        del cmd  # not kept alive while the next kernel is read
     meta = {
         "format": STORE_FORMAT,
         "version": STORE_VERSION,

@@ -156,7 +156,7 @@ def load_trace(spec: str, *, lazy: bool = False) -> AnyApp:
         return generate(name, seed, **params)
     from mdm.traces import open_trace
 
-    return open_trace(Path(spec), lazy=lazy)  # type: ignore[call-overload,no-any-return]
+    return open_trace(Path(spec), lazy=lazy)
 
 
 __all__ = [
