@@ -54,7 +54,7 @@ def test_exported_file_is_editable_toml(tmp_path: Path) -> None:
 
 
 def test_none_fields_left_out_and_restored() -> None:
-    gpu = load_gpu("v100")  # l1.unified_bytes is None (fixed L1)
+    gpu = load_gpu("gtx1080")  # l1.unified_bytes is None (fixed L1)
     assert flat_fields(gpu)["l1.unified_bytes"] is None
     assert "unified_bytes" not in dumps_gpu(gpu, ".toml")
     assert "unified_bytes" not in json.loads(dumps_gpu(gpu, ".json"))["l1"]

@@ -142,3 +142,25 @@ def test_loader_errors(tmp_path):
     lst = _write(tmp_path, "list.yaml", "- 1\n- 2\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_gpu(lst)
+
+
+@pytest.mark.parametrize(
+    ("preset", "shared_kb", "ways"),
+    [
+        # CUDA tuning guides: Volta carve-outs 0/8/16/32/64/96 KB of 128 KB, so 40 KB of
+        # shared memory takes 64 KB and leaves 64 KB of L1: 256 ways x 64/128 = 128
+        ("v100", 40, 128),
+        ("titan_v", 0, 256),  # no shared memory: the whole 128 KB
+        # A100: 0/8/16/32/64/100/132/164 KB of 192 KB: 40 KB -> 64 KB, 384 x 128/192
+        ("a100", 40, 256),
+        ("a100", 101, 384 * (192 - 132) // 192),  # 101 KB -> the 132 KB option
+        # H100: ... 196/228 KB of 256 KB: 200 KB -> 228 KB, 512 x 28/256 = 56
+        ("h100", 200, 56),
+    ],
+)
+def test_volta_and_later_presets_carve_the_l1_out_of_the_unified_array(
+    preset: str, shared_kb: int, ways: int
+) -> None:
+    from mdm.memory.carveout import adaptive_l1_ways
+
+    assert adaptive_l1_ways(shared_kb * 1024, load_gpu(preset)) == ways
