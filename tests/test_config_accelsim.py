@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 import warnings
 from pathlib import Path
@@ -252,3 +253,20 @@ def test_sm_queue_from_the_interconnect(reference_dir, tmp_path):
         (src / icnt).read_text().replace(size.group(0), "input_buffer_size = 77;")
     )
     assert _import(tmp_path / "gpgpusim.config")[0].noc.sm_queue_requests == 77
+
+
+def test_hopper_style_partition_and_set_index(reference_dir, tmp_path):
+    """Accel-Sim's Hopper configs: L2 set index X maps to 'xor'; partition indexing 6
+    (IPOLY-modulo, not reproduced) is imported as 0 and said in the warning; 7 is refused."""
+    src = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
+    cfg = tmp_path / "gpgpusim.config"
+    dl2 = re.search(r"^-gpgpu_cache:dl2\s+(\S+)", src, re.M).group(1)
+    spec = CacheSpec.parse(dl2, "dl2")
+    x = dataclasses.replace(spec, set_index="xor").format()
+    cfg.write_text(src + f"\n-gpgpu_cache:dl2 {x}\n-gpgpu_memory_partition_indexing 6\n")
+    gpu, warns = _import(cfg)
+    assert gpu.l2.set_index == "xor" and gpu.l2.bank_index == "consecutive"
+    assert len(warns) == 1 and "6 (IPOLY-modulo) is approximated by 0" in str(warns[0].message)
+    cfg.write_text(src + "\n-gpgpu_memory_partition_indexing 7\n")
+    with pytest.raises(ConfigError, match="expected 0..6, got 7"):
+        import_accelsim(cfg)

@@ -121,6 +121,43 @@ def test_ipoly_needs_supported_bank_counts() -> None:
         l2_bank_and_set(np.array([1]), bad)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2**34), min_size=1, max_size=50))
+def test_xor_set_and_bank_index_follow_bitwise_hash_function(lines: list[int]) -> None:
+    """GPGPU-Sim ``bitwise_hash_function(higher, index, n) = index ^ (higher & (n - 1))``:
+    L2 set index ``X`` on the partition address, partition indexing 1 on the channel."""
+    g = _sm7()  # 32 channels x 2 sub-partitions, 256 B chunks, 32 sets per bank
+    arr = np.array(lines, np.int64)
+    linear = g.with_updates({"l2.bank_index": "consecutive", "l2.set_index": "linear"})
+    xor = g.with_updates({"l2.bank_index": "bitwise_xor", "l2.set_index": "xor"})
+    _, s_lin = l2_bank_and_set(arr, g.with_updates({"l2.set_index": "linear"}))
+    b_xor, s_xor = l2_bank_and_set(arr, xor)
+    for line, sl, bx, sx in zip(lines, s_lin, b_xor, s_xor, strict=True):
+        addr = line * 128
+        higher_bank = addr >> (8 + 5 + 1)  # above the 5 channel and 1 sub-partition bits
+        chip = ((addr >> 8) % 32) ^ (higher_bank & 31)
+        assert bx == chip * 2 + ((addr >> 13) & 1)
+        local = (higher_bank << 8) | (addr & 255)  # partition address
+        assert sl == (local >> 7) % 32
+        assert sx == sl ^ ((local >> (7 + 5)) & 31)
+    assert l2_bank_and_set(arr, linear)[1].tolist() == s_lin.tolist()
+
+
+def test_xor_sets_on_a_non_power_of_two_bank_count() -> None:
+    """The "gap" path (chunk mod 24 banks) with X sets: the XOR of the linear set index
+    and the partition address bits above it."""
+    from mdm.config.load import load_gpu
+
+    g = load_gpu("mdm_pascal").with_updates({"l2.set_index": "xor"})  # 24 banks, 128 sets
+    lines = np.arange(0, 200_000, 37, dtype=np.int64)
+    b, s = l2_bank_and_set(lines, g)
+    addr = lines * 128
+    chunk = addr // 256
+    local = (chunk // 24) * 256 + addr % 256
+    assert np.array_equal(b, chunk % 24)
+    assert np.array_equal(s, ((local >> 7) % 128) ^ ((local >> 14) % 128))
+
+
 # ------------------------------------------------------------ carve-out
 def test_adaptive_carveout_rule() -> None:
     g = _sm7()  # 128 KB unified, 4 sets x 128 B, options 0/8/16/32/64/96 KB

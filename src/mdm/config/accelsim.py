@@ -42,8 +42,10 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
 * L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
   n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
   ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
-  ``l2.bank_index`` from ``-gpgpu_memory_partition_indexing``; ``l1.banks`` from
-  ``-gpgpu_l1_banks``.
+  ``l2.bank_index`` from ``-gpgpu_memory_partition_indexing`` (6, IPOLY-modulo for
+  non-power-of-two partition counts, is approximated by 0 and said in the warning; the
+  cache simulator maps 0, 1 and 2); ``l2.set_index`` ``L``, ``P`` or ``X`` (bitwise XOR);
+  ``l1.banks`` from ``-gpgpu_l1_banks``.
 * NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
   carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
   flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
@@ -108,6 +110,8 @@ _PARTITION_INDEX = {
     4: "random",
     5: "custom",
 }
+#: GPGPU-Sim 4.x IPOLY_MODULO (hashing.cc ipolymodulo_hash_function, not reproduced here)
+_IPOLY_MODULO = 6
 _REPLACEMENT = {"L": "lru", "F": "fifo"}
 _WRITE = {
     "R": "read_only",
@@ -308,6 +312,7 @@ class _Reader:
     def __init__(self, opts: dict[str, _Opt]) -> None:
         self.opts = opts
         self.used: set[str] = set()
+        self.notes: list[str] = []  # options mapped only approximately (in the warning)
 
     def has(self, name: str) -> bool:
         return name in self.opts
@@ -420,11 +425,9 @@ def import_accelsim(
             raise ConfigError(path, exc.message) from None
         raise
     unmapped = sorted(set(opts) - r.used)
-    if unmapped:
-        warnings.warn(
-            MdmWarning(f"{path}: {len(unmapped)} options not mapped: {' '.join(unmapped)}"),
-            stacklevel=2,
-        )
+    if unmapped or r.notes:
+        parts = [f"{len(unmapped)} options not mapped: {' '.join(unmapped)}"] if unmapped else []
+        warnings.warn(MdmWarning(f"{path}: " + "; ".join([*parts, *r.notes])), stacklevel=2)
     try:
         return GPUConfig.model_validate(data)
     except Exception as exc:  # pydantic.ValidationError
@@ -530,7 +533,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             None,
             f"{r.where('-gpgpu_cache:dl2')}: L2 write policy {l2.write_policy} cannot be mapped",
         )
-    if l2.set_index not in ("linear", "ipoly"):
+    if l2.set_index not in ("linear", "ipoly", "xor"):
         raise ConfigError(
             None, f"{r.where('-gpgpu_cache:dl2')}: L2 set index {l2.set_index} cannot be mapped"
         )
@@ -538,10 +541,16 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
     m = re.search(r"dramid@(\d+)", mapping)
     interleave = 2 ** int(m.group(1)) if m else 256
     part = r.int("-gpgpu_memory_partition_indexing", 0)
+    if part == _IPOLY_MODULO:
+        r.notes.append(
+            f"{r.where('-gpgpu_memory_partition_indexing')}: 6 (IPOLY-modulo) is approximated "
+            "by 0 (consecutive: interleave chunk mod banks)"
+        )
+        part = 0
     if part not in _PARTITION_INDEX:
         raise ConfigError(
             None,
-            f"{r.where('-gpgpu_memory_partition_indexing')}: expected 0..5, got {part}",
+            f"{r.where('-gpgpu_memory_partition_indexing')}: expected 0..6, got {part}",
         )
     rop = r.num("-gpgpu_l2_rop_latency", 85)
     net = r.int("-network_mode", 1)

@@ -140,7 +140,11 @@ class L2Config(_Strict):
     mshr_max_merge: int = Field(default=8, ge=1)
     write_policy: Literal["write_back", "write_through"] = "write_back"
     write_allocate: bool = True
-    set_index: Literal["linear", "ipoly"] = "linear"
+    set_index: Literal["linear", "ipoly", "xor"] = Field(
+        default="linear",
+        description="set index within a bank: 'linear' (line mod sets), 'ipoly' or 'xor' "
+        "(GPGPU-Sim -gpgpu_cache:dl2 set index P / X) on the partition address",
+    )
     bank_interleave_bytes: int = Field(default=256, ge=32)
     bank_index: Literal["consecutive", "bitwise_xor", "ipoly", "pae", "random", "custom"] = Field(
         default="consecutive",

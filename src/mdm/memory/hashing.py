@@ -20,7 +20,11 @@ Both functions are GPGPU-Sim 4.x's, bit for bit:
   with the ``log2(C * P)`` channel and sub-partition bits at ``s`` removed
   (``partition_address``), then ``linear``: ``(a >> line_log2) mod sets``, or ``ipoly``
   (``cache_config::hash_function`` ``P``): ``ipoly(a >> (line_log2 + log2 sets),
-  (a >> line_log2) mod sets, sets)``.
+  (a >> line_log2) mod sets, sets)``, or ``xor`` (``X``, ``bitwise_hash_function``):
+  ``((a >> line_log2) mod sets) ^ ((a >> (line_log2 + log2 sets)) mod sets)``.
+* **Bitwise-XOR partitions** (indexing 1, ``BITWISE_PERMUTATION``, power-of-two
+  channels): ``chip ^= (addr >> (s + log2 C + log2 P)) mod C`` before the sub-partition is
+  added.
 """
 
 from __future__ import annotations
@@ -68,8 +72,12 @@ for _n, _m in IPOLY_MASKS.items():
 
 BANK_CONSECUTIVE = 0
 BANK_IPOLY = 1
+BANK_XOR = 2
 SET_LINEAR = 0
 SET_IPOLY = 1
+SET_XOR = 2
+_BANK_FN = {"consecutive": BANK_CONSECUTIVE, "ipoly": BANK_IPOLY, "bitwise_xor": BANK_XOR}
+_SET_FN = {"linear": SET_LINEAR, "ipoly": SET_IPOLY, "xor": SET_XOR}
 
 
 @njit(cache=True, inline="always")
@@ -128,6 +136,8 @@ def _map_lines(
         addr = lines[r] << line_log2
         chip = (addr >> il_log2) % channels
         sub = (addr >> (il_log2 + ch_log2)) & (subs - 1)
+        if bank_fn == BANK_XOR:  # bitwise_hash_function on the channel
+            chip ^= (addr >> (il_log2 + drop)) & (channels - 1)
         b = chip * subs + sub
         if bank_fn == BANK_IPOLY:
             b = ipoly_hash(addr >> (il_log2 + drop), b, nbanks, table)
@@ -137,6 +147,8 @@ def _map_lines(
         idx = (local >> line_log2) % sets
         if set_fn == SET_IPOLY:
             idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+        elif set_fn == SET_XOR:
+            idx ^= (local >> (line_log2 + set_log2)) & (sets - 1)
         sset[r] = idx
     return bank, sset
 
@@ -156,11 +168,11 @@ def _map_gap(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Non-power-of-two banks (GPGPU-Sim's "gap" path): ``chunk = addr // il``, bank
     ``chunk mod banks``, partition address ``local = (chunk // banks) * il + addr mod il``
-    (``partition_address``), set ``(local // line) mod sets``, hashed by IPOLY when
-    ``set_fn`` is :data:`SET_IPOLY`. Fills ``bank`` and ``sset`` in one pass and returns
-    them (lines are non-negative)."""
+    (``partition_address``), set ``(local // line) mod sets``, hashed by IPOLY or XOR
+    (``set_fn``). Fills ``bank`` and ``sset`` in one pass and returns them (lines are
+    non-negative)."""
     n = lines.shape[0]
-    if set_fn == SET_IPOLY:
+    if set_fn == SET_IPOLY or set_fn == SET_XOR:
         set_log2 = _log2_ceil(sets)
         for r in range(n):
             addr = lines[r] << line_log2
@@ -168,7 +180,11 @@ def _map_gap(
             bank[r] = chunk % banks
             local = (chunk // banks) * il + addr % il
             idx = (local >> line_log2) & (sets - 1)
-            sset[r] = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+            higher = local >> (line_log2 + set_log2)
+            if set_fn == SET_IPOLY:
+                sset[r] = ipoly_hash(higher, idx, sets, table)
+            else:
+                sset[r] = idx ^ (higher & (sets - 1))
         return bank, sset
     if il & (il - 1) == 0 and sets & (sets - 1) == 0:
         # power-of-two interleave, line and sets: shifts and masks (the same values for
@@ -197,18 +213,22 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     """Reasons why :func:`l2_bank_and_set` cannot map ``gpu``'s L2 (empty when it can)."""
     l2 = gpu.l2
     out = []
-    if l2.bank_index not in ("consecutive", "ipoly"):
-        out.append(f"l2.bank_index={l2.bank_index!r} (only 'consecutive' and 'ipoly')")
+    if l2.bank_index not in _BANK_FN:
+        out.append(f"l2.bank_index={l2.bank_index!r} (only {', '.join(map(repr, _BANK_FN))})")
     if l2.set_index == "ipoly" and l2.sets_per_bank not in IPOLY_MASKS:
         out.append(f"l2.set_index='ipoly' needs 16, 32 or 64 sets per bank, not {l2.sets_per_bank}")
+    if l2.set_index == "xor" and l2.sets_per_bank & (l2.sets_per_bank - 1):
+        out.append(f"l2.set_index='xor' needs power-of-two sets per bank, not {l2.sets_per_bank}")
     pow2 = all(x & (x - 1) == 0 for x in (l2.banks, l2.bank_interleave_bytes, l2.sets_per_bank))
-    if l2.bank_index == "ipoly" and not pow2:
-        out.append("IPOLY banks need power-of-two banks, interleave and sets per bank")
-    if l2.bank_index == "ipoly":
-        if l2.banks not in IPOLY_MASKS:
-            out.append(f"l2.bank_index='ipoly' needs 16, 32 or 64 banks, not {l2.banks}")
-        if l2.banks % gpu.dram.channels:
-            out.append(f"l2.banks={l2.banks} is not a multiple of dram.channels")
+    hashed = l2.bank_index in ("ipoly", "bitwise_xor")
+    if hashed and not pow2:
+        out.append(f"l2.bank_index={l2.bank_index!r} needs power-of-two banks, interleave and sets")
+    if hashed and l2.banks % gpu.dram.channels:
+        out.append(f"l2.banks={l2.banks} is not a multiple of dram.channels")
+    if l2.bank_index == "ipoly" and l2.banks not in IPOLY_MASKS:
+        out.append(f"l2.bank_index='ipoly' needs 16, 32 or 64 banks, not {l2.banks}")
+    if l2.bank_index == "bitwise_xor" and gpu.dram.channels & (gpu.dram.channels - 1):
+        out.append("l2.bank_index='bitwise_xor' needs power-of-two dram.channels")
     return out
 
 
@@ -216,20 +236,21 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
     """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``).
 
     ``consecutive`` banks: ``(addr // interleave) mod banks`` (channels = banks); ``ipoly``:
-    GPGPU-Sim's IPOLY over ``dram.channels`` channels x ``banks / channels`` sub-partitions.
+    GPGPU-Sim's IPOLY over ``dram.channels`` channels x ``banks / channels`` sub-partitions;
+    ``bitwise_xor``: the channel XORed with the address bits above the sub-partition bits.
     """
     problems = check_l2_mapping(gpu)
     if problems:
         raise ConfigError(None, f"L2 mapping of {gpu.name!r}: " + "; ".join(problems))
     l2 = gpu.l2
-    ipoly_bank = l2.bank_index == "ipoly"
-    channels = gpu.dram.channels if ipoly_bank else l2.banks
+    hashed = l2.bank_index in ("ipoly", "bitwise_xor")
+    channels = gpu.dram.channels if hashed else l2.banks
     subs = l2.banks // channels
     lines = np.ascontiguousarray(lines, dtype=np.int64)
     # outputs allocated by NumPy: huge pages for large arrays, where numba's allocator
     # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms)
     out = (np.empty(lines.shape[0], np.int64), np.empty(lines.shape[0], np.int64))
-    if not ipoly_bank and (
+    if not hashed and (
         l2.banks & (l2.banks - 1) or l2.bank_interleave_bytes & (l2.bank_interleave_bytes - 1)
     ):
         # non power of two (e.g. 24 channels): GPGPU-Sim's "gap" path, chunk mod banks
@@ -240,7 +261,7 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
             l2.banks,
             l2.line_bytes,
             l2.sets_per_bank,
-            SET_IPOLY if l2.set_index == "ipoly" else SET_LINEAR,
+            _SET_FN[l2.set_index],
             _MASK_TABLE,
             *out,
         )
@@ -251,8 +272,8 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
         channels,
         subs,
         l2.sets_per_bank,
-        BANK_IPOLY if ipoly_bank else BANK_CONSECUTIVE,
-        SET_IPOLY if l2.set_index == "ipoly" else SET_LINEAR,
+        _BANK_FN[l2.bank_index],
+        _SET_FN[l2.set_index],
         _MASK_TABLE,
         *out,
     )
