@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from mdm.config import CacheSpec, import_accelsim, load_gpu
 from mdm.config.accelsim import parse_options
 from mdm.errors import ConfigError, MdmWarning
+from mdm.memory.hashing import check_l2_mapping
 
 #: documented tolerance of import vs preset for derived floats (module docstring: 5 %)
 REL_TOL = 0.05
@@ -253,6 +254,29 @@ def test_sm_queue_from_the_interconnect(reference_dir, tmp_path):
         (src / icnt).read_text().replace(size.group(0), "input_buffer_size = 77;")
     )
     assert _import(tmp_path / "gpgpusim.config")[0].noc.sm_queue_requests == 77
+
+
+def test_titan_style_gap_partitions_and_sub_partition_bits(reference_dir, tmp_path):
+    """SM7_TITANV (24 channels x 2, IPOLY) and SM6_TITANX (random indexing) import and
+    map: the sub-partition bit is the mapping string's lowest B bit."""
+    src = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
+    cfg = tmp_path / "gpgpusim.config"
+    cfg.write_text(src + "\n-gpgpu_n_mem 24\n")
+    gpu, _ = _import(cfg)
+    assert (gpu.l2.banks, gpu.l2.bank_index, gpu.l2.sub_partition_bits) == (48, "ipoly", (8,))
+    assert check_l2_mapping(gpu) == []
+    pascal = "00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.RBBBCCCC.BCCSSSSS"
+    cfg.write_text(
+        src + "\n-gpgpu_n_mem 12\n-gpgpu_memory_partition_indexing 4\n"
+        f"-gpgpu_mem_addr_mapping dramid@8;{pascal}\n"
+    )
+    gpu, warns = _import(cfg)
+    assert (gpu.l2.bank_index, gpu.l2.sub_partition_bits) == ("random", (7,))
+    assert check_l2_mapping(gpu) == []
+    assert "4 (random) draws each granule's sub-partition" in str(warns[0].message)
+    cfg.write_text(src + "\n-gpgpu_mem_addr_mapping dramid@8;" + pascal.replace("B", "R") + "\n")
+    with pytest.raises(ConfigError, match="expected at least log2\\(2\\) bank bits"):
+        import_accelsim(cfg)
 
 
 def test_hopper_style_partition_and_set_index(reference_dir, tmp_path):

@@ -115,8 +115,8 @@ def test_consecutive_mapping_is_unchanged_by_the_refactor() -> None:
 
 
 def test_ipoly_needs_supported_bank_counts() -> None:
-    g = _sm7()
-    bad = g.with_updates({"l2.banks": 48, "l2.size_bytes": 48 * 32 * 24 * 128, "dram.channels": 24})
+    g = _sm7()  # 40 channels x 2: IPOLY over nextpow2(40) x 2 = 128 values does not exist
+    bad = g.with_updates({"l2.banks": 80, "l2.size_bytes": 80 * 32 * 24 * 128, "dram.channels": 40})
     with pytest.raises(ConfigError, match="ipoly"):
         l2_bank_and_set(np.array([1]), bad)
 
@@ -141,6 +141,117 @@ def test_xor_set_and_bank_index_follow_bitwise_hash_function(lines: list[int]) -
         assert sl == (local >> 7) % 32
         assert sx == sl ^ ((local >> (7 + 5)) & 31)
     assert l2_bank_and_set(arr, linear)[1].tolist() == s_lin.tolist()
+
+
+def _addrdec_slow(
+    addr: int, s: int, channels: int, subs: int, sub_bits: tuple[int, ...], fn: str
+) -> tuple[int, int]:
+    """GPGPU-Sim ``addrdec_tlx`` + ``partition_address`` as written there, for a
+    ``dramid@s`` mapping whose DRAM-bank bits (in the rest address) start at
+    ``sub_bits``: (sub-partition, partition address). ``fn``: consecutive, ipoly, xor."""
+    log2c = (channels - 1).bit_length()
+    gap = channels & (channels - 1) != 0
+    log2p = subs.bit_length() - 1
+    chunk = addr >> s
+    if gap:  # split at ADDR_CHIP_S, modulus and quotient
+        chip, q = chunk % channels, chunk // channels
+        higher = q
+    else:
+        chip, q = chunk & (channels - 1), chunk >> log2c
+        higher = addr >> (s + log2c + log2p)
+    rest = (q << s) | (addr & ((1 << s) - 1))
+    bk = sum(((rest >> b) & 1) << j for j, b in enumerate(sub_bits))
+    part = rest
+    for b in sorted(sub_bits, reverse=True):  # addrdec_packbits(~sub_partition_id_mask)
+        part = ((part >> (b + 1)) << b) | (part & ((1 << b) - 1))
+    if fn == "xor":
+        chip ^= higher & (channels - 1)
+    sp = chip * subs + bk
+    if fn == "ipoly":
+        sp = _ipoly_slow(higher, sp, (1 << log2c) * subs)
+        if gap:
+            sp %= channels * subs
+    return sp, part
+
+
+@pytest.mark.parametrize(
+    ("channels", "subs", "bits", "fn"),
+    [
+        (24, 2, (8,), "ipoly"),  # SM7_TITANV: IPOLY(67) over 64 values, then mod 48
+        (12, 2, (7,), "consecutive"),  # ...RBBBCCCC.BCCSSSSS: bit 7 picks the sub-partition
+        (24, 2, (7,), "ipoly"),
+        (32, 2, (7,), "ipoly"),
+        (16, 2, (7,), "xor"),
+        (8, 4, (7, 12), "consecutive"),
+        (6, 4, (8, 9), "ipoly"),  # nextpow2(6) x 4 = 32 values, mod 24
+    ],
+)
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(st.integers(0, 2**33), min_size=1, max_size=40))
+def test_general_partition_mapping_follows_addrdec(
+    channels: int, subs: int, bits: tuple[int, ...], fn: str, lines: list[int]
+) -> None:
+    g = _sm7().with_updates(
+        {
+            "dram.channels": channels,
+            "l2.banks": channels * subs,
+            "l2.size_bytes": channels * subs * 32 * 24 * 128,
+            "l2.bank_index": {"xor": "bitwise_xor"}.get(fn, fn),
+            "l2.set_index": "linear",
+            "l2.sub_partition_bits": bits,
+        }
+    )
+    b, s = l2_bank_and_set(np.array(lines, np.int64), g)
+    for line, bank, l2set in zip(lines, b, s, strict=True):
+        sp, part = _addrdec_slow(line * 128, 8, channels, subs, bits, fn)
+        assert (int(bank), int(l2set)) == (sp, (part >> 7) % 32)
+        assert 0 <= bank < channels * subs
+
+
+def test_sub_partition_bits_at_the_default_place_change_nothing() -> None:
+    g = _sm7()  # sub_partition_bits = [8]: the bit just above the interleave
+    lines = np.arange(0, 3_000_000, 17, dtype=np.int64)
+    want = l2_bank_and_set(lines, g.with_updates({"l2.sub_partition_bits": None}))
+    got = l2_bank_and_set(lines, g)
+    assert all(np.array_equal(x, y) for x, y in zip(got, want, strict=True))
+
+
+def test_consecutive_banks_are_numbered_chip_times_subpartitions() -> None:
+    """gtx1080: 8 channels x 2; GPGPU-Sim numbers sub-partition ``chip * 2 + sub``, so the
+    DRAM channel of a bank (``bank * channels // banks``) is the chunk's channel."""
+    from mdm.config.load import load_gpu
+
+    g = load_gpu("gtx1080")
+    lines = np.arange(0, 100_000, 3, dtype=np.int64)
+    b, _ = l2_bank_and_set(lines, g)
+    chunk = lines * 128 // 256
+    assert np.array_equal(b, (chunk % 8) * 2 + (chunk // 8) % 2)
+    assert np.array_equal(b * 8 // 16, chunk % 8)
+
+
+def test_random_partition_index_is_uniform_per_granule() -> None:
+    """Indexing 4 (random): every 2**s / P-byte granule (128 B for 12 x 2 sub-partitions
+    at dramid@8) has one sub-partition, drawn uniformly; the set index ignores it."""
+    g = _sm7().with_updates(
+        {
+            "dram.channels": 12,
+            "l2.banks": 24,
+            "l2.size_bytes": 24 * 32 * 24 * 128,
+            "l2.bank_index": "random",
+            "l2.sub_partition_bits": (7,),
+        }
+    )
+    lines = np.arange(200_000, dtype=np.int64)  # one 128 B granule per line
+    b, s = l2_bank_and_set(lines, g)
+    again, _ = l2_bank_and_set(lines[::-1].copy(), g)
+    assert np.array_equal(again[::-1], b)  # a fixed draw, whatever the order
+    counts = np.bincount(b, minlength=24)
+    expected = lines.size / 24
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 60  # 23 degrees of freedom: p < 1e-5 of exceeding by chance
+    assert len({tuple(b[i : i + 8]) for i in range(0, 800, 8)}) > 90  # no short period
+    consecutive = g.with_updates({"l2.bank_index": "consecutive"})
+    assert np.array_equal(s, l2_bank_and_set(lines, consecutive)[1])
 
 
 def test_xor_sets_on_a_non_power_of_two_bank_count() -> None:

@@ -44,8 +44,12 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
   ``l2.bank_index`` from ``-gpgpu_memory_partition_indexing`` (6, IPOLY-modulo for
   non-power-of-two partition counts, is approximated by 0 and said in the warning; the
-  cache simulator maps 0, 1 and 2); ``l2.set_index`` ``L``, ``P`` or ``X`` (bitwise XOR);
-  ``l1.banks`` from ``-gpgpu_l1_banks``.
+  cache simulator maps 0, 1, 2 and 4, the last by distribution, see
+  :mod:`mdm.memory.hashing`); with more than one sub-partition per channel,
+  ``l2.sub_partition_bits`` are the mapping string's lowest ``log2`` (sub-partitions)
+  ``B`` bits (GPGPU-Sim's ``sub_partition_id_mask``; ``...RBBBCCCC.BCCSSSSS`` gives bit
+  7, ``...RBBBCCCB.CCCSSSSS`` bit 8); ``l2.set_index`` ``L``, ``P`` or ``X`` (bitwise
+  XOR); ``l1.banks`` from ``-gpgpu_l1_banks``.
 * NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
   carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
   flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
@@ -129,6 +133,30 @@ _WRITE_ALLOC = {
 }
 _SET_INDEX = {"H": "fermi_hash", "P": "ipoly", "C": "custom", "L": "linear", "X": "xor"}
 _MSHR = {"F": "tex_fifo", "T": "sector_tex_fifo", "A": "assoc", "S": "sector_assoc"}
+
+
+def _sub_partition_bits(mapping: str, subs: int, r: _Reader) -> tuple[int, ...] | None:
+    """The lowest ``log2(subs)`` DRAM-bank (``B``) bits of an address-mapping string
+    (bit 63 first; ``.``, ``|`` and spaces ignored), GPGPU-Sim's ``sub_partition_id_mask``;
+    None (the bits above the interleave) when the string has no bit map."""
+    _, _, bitmap = mapping.rpartition(";")
+    chars = [c for c in bitmap if c not in ".| "]
+    if len(chars) != 64:
+        if bitmap.strip() and not bitmap.startswith("dramid@"):
+            r.notes.append(
+                f"{r.where('-gpgpu_mem_addr_mapping')}: no 64-bit map, sub-partition bits "
+                "taken above the interleave"
+            )
+        return None
+    bank_bits = [63 - i for i, c in enumerate(chars) if c in "Bb"][::-1]
+    need = subs.bit_length() - 1
+    if subs & (subs - 1) or len(bank_bits) < need:
+        raise ConfigError(
+            None,
+            f"{r.where('-gpgpu_mem_addr_mapping')}: expected at least log2({subs}) bank bits "
+            f"for {subs} sub-partitions per channel, got {len(bank_bits)}",
+        )
+    return tuple(bank_bits[:need])
 
 
 def _inv(d: dict[str, str]) -> dict[str, str]:
@@ -540,6 +568,8 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
     mapping = r.raw("-gpgpu_mem_addr_mapping", "dramid@8")
     m = re.search(r"dramid@(\d+)", mapping)
     interleave = 2 ** int(m.group(1)) if m else 256
+    subs = r.int("-gpgpu_n_sub_partition_per_mchannel", 1)
+    sub_bits = _sub_partition_bits(mapping, subs, r) if subs > 1 else None
     part = r.int("-gpgpu_memory_partition_indexing", 0)
     if part == _IPOLY_MODULO:
         r.notes.append(
@@ -547,6 +577,11 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             "by 0 (consecutive: interleave chunk mod banks)"
         )
         part = 0
+    if part == 4:
+        r.notes.append(
+            f"{r.where('-gpgpu_memory_partition_indexing')}: 4 (random) draws each granule's "
+            "sub-partition from a fixed hash, not from the simulator's rand() sequence"
+        )
     if part not in _PARTITION_INDEX:
         raise ConfigError(
             None,
@@ -574,6 +609,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         "set_index": l2.set_index,
         "bank_interleave_bytes": interleave,
         "bank_index": _PARTITION_INDEX[part],
+        "sub_partition_bits": sub_bits,
         "hit_latency_ns": l2_hit_ns,
     }
 

@@ -152,6 +152,13 @@ class L2Config(_Strict):
         "bank_interleave_bytes chunk (GPGPU-Sim -gpgpu_memory_partition_indexing 0..5); "
         "'consecutive' = chunk mod banks",
     )
+    sub_partition_bits: tuple[int, ...] | None = Field(
+        default=None,
+        description="address bits, lowest first, that pick the sub-partition (bank) within "
+        "a DRAM channel, numbered in the address with the channel bits taken out (GPGPU-Sim: "
+        "the lowest log2(banks / dram.channels) DRAM-bank bits of -gpgpu_mem_addr_mapping); "
+        "None: the bits just above the bank_interleave_bytes offset",
+    )
     hit_latency_ns: float = Field(gt=0)
 
     @model_validator(mode="after")
@@ -163,6 +170,9 @@ class L2Config(_Strict):
         _check_geometry(
             self.size_bytes // self.banks, self.ways, self.line_bytes, self.sector_bytes, "l2 bank"
         )
+        bits = self.sub_partition_bits
+        if bits is not None and (len(set(bits)) != len(bits) or any(not 0 <= b < 63 for b in bits)):
+            raise ValueError(f"l2.sub_partition_bits={bits} must be distinct bits in 0..62")
         return self
 
     @property

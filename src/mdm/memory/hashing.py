@@ -25,6 +25,22 @@ Both functions are GPGPU-Sim 4.x's, bit for bit:
 * **Bitwise-XOR partitions** (indexing 1, ``BITWISE_PERMUTATION``, power-of-two
   channels): ``chip ^= (addr >> (s + log2 C + log2 P)) mod C`` before the sub-partition is
   added.
+* **General path** (:func:`_map_general`), GPGPU-Sim's ``addrdec_tlx`` for any channel
+  count ``C`` and ``P = banks / C`` sub-partitions (a power of two): ``chunk = addr >> s``,
+  ``chip = chunk mod C``, ``q = chunk div C`` and the *rest* address ``(q << s) | (addr mod
+  2**s)``, i.e. the address with the channel taken out (for a power-of-two ``C`` the
+  channel bits at ``s``; otherwise, the "gap" case, by division). The sub-partition is
+  read from the rest address at ``l2.sub_partition_bits`` (the lowest DRAM-bank bits of
+  ``-gpgpu_mem_addr_mapping``, as ``sub_partition_id_mask``; default the bits at ``s``),
+  and the partition address is the rest address without them. IPOLY hashes ``chip * P +
+  sub`` into ``nextpow2(C) * P`` values with ``higher = q >> log2 P`` (``q`` itself in the
+  gap case, as GPGPU-Sim's ``rest_of_addr_high_bits``) and takes it ``mod C * P`` when
+  ``C`` is not a power of two (SM7_TITANV: 24 channels x 2, IPOLY(67) then mod 48).
+  ``random`` (indexing 4) gives each ``2**s / P``-byte granule (``addr >> (s - log2 P)``)
+  a uniformly distributed sub-partition; GPGPU-Sim draws it with ``rand()`` when the
+  granule is first seen, so the simulator's draw depends on the run's access order and
+  cannot be reproduced: here it is a fixed 64-bit mix (splitmix64) of the granule, the
+  same distribution, not the same draw.
 """
 
 from __future__ import annotations
@@ -73,10 +89,16 @@ for _n, _m in IPOLY_MASKS.items():
 BANK_CONSECUTIVE = 0
 BANK_IPOLY = 1
 BANK_XOR = 2
+BANK_RANDOM = 3
 SET_LINEAR = 0
 SET_IPOLY = 1
 SET_XOR = 2
-_BANK_FN = {"consecutive": BANK_CONSECUTIVE, "ipoly": BANK_IPOLY, "bitwise_xor": BANK_XOR}
+_BANK_FN = {
+    "consecutive": BANK_CONSECUTIVE,
+    "ipoly": BANK_IPOLY,
+    "bitwise_xor": BANK_XOR,
+    "random": BANK_RANDOM,
+}
 _SET_FN = {"linear": SET_LINEAR, "ipoly": SET_IPOLY, "xor": SET_XOR}
 
 
@@ -209,6 +231,86 @@ def _map_gap(
     return bank, sset
 
 
+@njit(cache=True, inline="always")
+def _splitmix64(x: np.uint64) -> np.uint64:
+    """splitmix64's finaliser (Steele et al., OOPSLA 2014): a bijective 64-bit mix."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True)
+def _map_general(
+    lines: np.ndarray,
+    line_log2: np.int64,
+    il_log2: np.int64,
+    channels: np.int64,
+    subs: np.int64,
+    sub_bits: np.ndarray,
+    sets: np.int64,
+    bank_fn: np.int64,
+    set_fn: np.int64,
+    table: np.ndarray,
+    bank: np.ndarray,
+    sset: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """GPGPU-Sim's ``addrdec_tlx`` and ``partition_address`` for any channel count (the
+    module docstring's general path); fills ``bank`` and ``sset`` and returns them."""
+    n = lines.shape[0]
+    gap = channels & (channels - 1) != 0
+    ch_log2 = _log2_ceil(channels)
+    sub_log2 = _log2_ceil(subs)
+    set_log2 = _log2_ceil(sets)
+    nbanks = channels * subs
+    n_hash = (np.int64(1) << ch_log2) * subs  # nextPowerOf2(C) * P
+    low_mask = (np.int64(1) << il_log2) - 1
+    nsub = sub_bits.shape[0]
+    for r in range(n):
+        addr = lines[r] << line_log2
+        chunk = addr >> il_log2
+        if gap:
+            chip = chunk % channels
+            q = chunk // channels
+            higher = q
+        else:
+            chip = chunk & (channels - 1)
+            q = chunk >> ch_log2
+            higher = q >> sub_log2
+        local = (q << il_log2) | (addr & low_mask)  # rest_of_addr
+        sub = np.int64(0)
+        for j in range(nsub):
+            sub |= ((local >> sub_bits[j]) & 1) << j
+        for j in range(nsub - 1, -1, -1):  # partition address: sub-partition bits removed
+            bit = sub_bits[j]
+            local = ((local >> (bit + 1)) << bit) | (local & ((np.int64(1) << bit) - 1))
+        if bank_fn == BANK_XOR:
+            chip ^= higher & (channels - 1)
+        b = chip * subs + sub
+        if bank_fn == BANK_IPOLY:
+            b = ipoly_hash(higher, b, n_hash, table)
+            if gap:
+                b %= nbanks
+        elif bank_fn == BANK_RANDOM:
+            granule = np.uint64(addr >> (il_log2 - sub_log2))
+            b = np.int64(_splitmix64(granule) % np.uint64(nbanks))
+        bank[r] = b
+        idx = (local >> line_log2) % sets
+        if set_fn == SET_IPOLY:
+            idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+        elif set_fn == SET_XOR:
+            idx ^= (local >> (line_log2 + set_log2)) & (sets - 1)
+        sset[r] = idx
+    return bank, sset
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
+def _next_pow2(x: int) -> int:
+    return 1 << (x - 1).bit_length()
+
+
 def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     """Reasons why :func:`l2_bank_and_set` cannot map ``gpu``'s L2 (empty when it can)."""
     l2 = gpu.l2
@@ -217,17 +319,37 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
         out.append(f"l2.bank_index={l2.bank_index!r} (only {', '.join(map(repr, _BANK_FN))})")
     if l2.set_index == "ipoly" and l2.sets_per_bank not in IPOLY_MASKS:
         out.append(f"l2.set_index='ipoly' needs 16, 32 or 64 sets per bank, not {l2.sets_per_bank}")
-    if l2.set_index == "xor" and l2.sets_per_bank & (l2.sets_per_bank - 1):
+    if l2.set_index == "xor" and not _pow2(l2.sets_per_bank):
         out.append(f"l2.set_index='xor' needs power-of-two sets per bank, not {l2.sets_per_bank}")
-    pow2 = all(x & (x - 1) == 0 for x in (l2.banks, l2.bank_interleave_bytes, l2.sets_per_bank))
-    hashed = l2.bank_index in ("ipoly", "bitwise_xor")
-    if hashed and not pow2:
-        out.append(f"l2.bank_index={l2.bank_index!r} needs power-of-two banks, interleave and sets")
-    if hashed and l2.banks % gpu.dram.channels:
-        out.append(f"l2.banks={l2.banks} is not a multiple of dram.channels")
-    if l2.bank_index == "ipoly" and l2.banks not in IPOLY_MASKS:
-        out.append(f"l2.bank_index='ipoly' needs 16, 32 or 64 banks, not {l2.banks}")
-    if l2.bank_index == "bitwise_xor" and gpu.dram.channels & (gpu.dram.channels - 1):
+    channels = gpu.dram.channels
+    split = l2.bank_index != "consecutive" or l2.sub_partition_bits is not None
+    if not split:
+        return out
+    if l2.banks % channels:
+        out.append(f"l2.banks={l2.banks} is not a multiple of dram.channels={channels}")
+        return out
+    subs = l2.banks // channels
+    if not _pow2(subs):
+        out.append(f"l2.banks / dram.channels = {subs} sub-partitions is not a power of two")
+    if not _pow2(l2.bank_interleave_bytes):
+        out.append(
+            f"l2.bank_index={l2.bank_index!r} needs power-of-two bank_interleave_bytes, "
+            f"not {l2.bank_interleave_bytes}"
+        )
+    elif l2.bank_interleave_bytes < subs:
+        out.append("l2.bank_interleave_bytes is below the sub-partitions per channel")
+    bits = l2.sub_partition_bits
+    if bits is not None and _pow2(subs) and len(bits) != subs.bit_length() - 1:
+        out.append(
+            f"l2.sub_partition_bits={bits} needs log2({subs}) = {subs.bit_length() - 1} bits "
+            f"for {subs} sub-partitions per channel"
+        )
+    if l2.bank_index == "ipoly" and _next_pow2(channels) * subs not in IPOLY_MASKS:
+        out.append(
+            "l2.bank_index='ipoly' needs nextpow2(dram.channels) x sub-partitions of 16, 32 "
+            f"or 64 (GPGPU-Sim's IPOLY hashes), not {_next_pow2(channels)} x {subs}"
+        )
+    if l2.bank_index == "bitwise_xor" and not _pow2(channels):
         out.append("l2.bank_index='bitwise_xor' needs power-of-two dram.channels")
     return out
 
@@ -235,44 +357,73 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
 def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
     """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``).
 
-    ``consecutive`` banks: ``(addr // interleave) mod banks`` (channels = banks); ``ipoly``:
-    GPGPU-Sim's IPOLY over ``dram.channels`` channels x ``banks / channels`` sub-partitions;
-    ``bitwise_xor``: the channel XORed with the address bits above the sub-partition bits.
+    Banks are numbered ``chip * P + sub`` as GPGPU-Sim numbers sub-partitions, over
+    ``dram.channels`` channels of ``P = banks / channels``: ``consecutive`` keeps that
+    number, ``ipoly`` hashes it, ``bitwise_xor`` XORs the channel with the address bits
+    above the sub-partition bits, ``random`` draws it per granule (module docstring). Where
+    the banks are no power-of-two multiple of the channels, or the interleave is no power
+    of two, ``consecutive`` banks are ``(addr // interleave) mod banks``.
     """
     problems = check_l2_mapping(gpu)
     if problems:
         raise ConfigError(None, f"L2 mapping of {gpu.name!r}: " + "; ".join(problems))
     l2 = gpu.l2
-    hashed = l2.bank_index in ("ipoly", "bitwise_xor")
-    channels = gpu.dram.channels if hashed else l2.banks
-    subs = l2.banks // channels
     lines = np.ascontiguousarray(lines, dtype=np.int64)
     # outputs allocated by NumPy: huge pages for large arrays, where numba's allocator
     # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms)
     out = (np.empty(lines.shape[0], np.int64), np.empty(lines.shape[0], np.int64))
-    if not hashed and (
-        l2.banks & (l2.banks - 1) or l2.bank_interleave_bytes & (l2.bank_interleave_bytes - 1)
-    ):
-        # non power of two (e.g. 24 channels): GPGPU-Sim's "gap" path, chunk mod banks
-        return _map_gap(
+    line_log2 = int(l2.line_bytes).bit_length() - 1
+    il = l2.bank_interleave_bytes
+    channels = gpu.dram.channels
+    subs = l2.banks // channels if l2.banks % channels == 0 else 0
+    split = _pow2(subs) and _pow2(il) and il >= subs
+    bits = l2.sub_partition_bits
+    default_bits = split and (
+        bits is None or bits == tuple(range(il.bit_length() - 1, il.bit_length() - 1 + len(bits)))
+    )
+    pow2 = _pow2(l2.banks) and _pow2(il)
+    if l2.bank_index != "random" and pow2 and default_bits and _pow2(channels):
+        # channel bits at s, sub-partition bits above them: shifts and masks
+        return _map_lines(
             lines,
-            int(l2.line_bytes).bit_length() - 1,
-            l2.bank_interleave_bytes,
-            l2.banks,
-            l2.line_bytes,
+            line_log2,
+            il.bit_length() - 1,
+            channels,
+            subs,
             l2.sets_per_bank,
+            _BANK_FN[l2.bank_index],
             _SET_FN[l2.set_index],
             _MASK_TABLE,
             *out,
         )
-    return _map_lines(
+    if split and (l2.bank_index != "consecutive" or subs > 1 or not default_bits):
+        sub_bits = (
+            np.array(bits, np.int64)
+            if bits is not None
+            else np.arange(subs.bit_length() - 1, dtype=np.int64) + (il.bit_length() - 1)
+        )
+        return _map_general(
+            lines,
+            line_log2,
+            il.bit_length() - 1,
+            channels,
+            subs,
+            sub_bits,
+            l2.sets_per_bank,
+            _BANK_FN[l2.bank_index],
+            _SET_FN[l2.set_index],
+            _MASK_TABLE,
+            *out,
+        )
+    # consecutive banks, one per channel or a split GPGPU-Sim cannot express (e.g. a
+    # non-power-of-two interleave): chunk mod banks, GPGPU-Sim's "gap" arithmetic
+    return _map_gap(
         lines,
-        int(l2.line_bytes).bit_length() - 1,
-        int(l2.bank_interleave_bytes).bit_length() - 1,
-        channels,
-        subs,
+        line_log2,
+        il,
+        l2.banks,
+        l2.line_bytes,
         l2.sets_per_bank,
-        _BANK_FN[l2.bank_index],
         _SET_FN[l2.set_index],
         _MASK_TABLE,
         *out,
