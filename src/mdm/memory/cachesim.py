@@ -65,9 +65,10 @@ Model (all choices the papers leave open are listed here):
   request-direction NoC traffic of stores and atomics (they take a miss-queue slot,
   no L2 port slot), DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
-  :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks, bank =
-  ``(addr // bank_interleave_bytes) mod banks``, or GPGPU-Sim's ``ipoly``; the set index
-  is ``linear`` or ``ipoly`` on the partition-local address with the bank bits removed,
+  :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks (one per channel:
+  ``(addr // bank_interleave_bytes) mod banks``), or GPGPU-Sim's ``ipoly``,
+  ``bitwise_xor`` or ``random`` partition index; the set index is ``linear``, ``ipoly``
+  or ``xor`` on the partition-local address with the bank bits removed,
   e.g. ``((addr // il // banks) * il + addr % il) // line mod sets_per_bank`` (the
   mapping of ``mdm_pascal``: channel = (addr >> 8) mod 24). LRU, write-back,
   write-allocate: a non-sectored L2 fetches a partially written line from DRAM first
