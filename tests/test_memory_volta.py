@@ -519,6 +519,31 @@ def test_streaming_stream_that_fits_has_only_compulsory_misses(lines: list[int])
     assert s.l1_read_hits + s.l1_read_pending_hits == len(lines) - len(set(lines))
 
 
+@pytest.mark.parametrize(("ctas", "thrashes"), [(80, False), (640, True)])
+def test_allocate_on_fill_keeps_reuse_that_allocate_on_miss_thrashes(
+    ctas: int, thrashes: bool
+) -> None:
+    """Paper 001 Listing 1 (GS = 32, n = 3): each thread reads one sector three times,
+    the next read issued only after the previous one's data is back. v100's carve-out
+    leaves 768 L1 lines with 8 CTAs per SM, 960 with one. One CTA per SM (8 warps x 32
+    lines in flight) fits: both
+    policies hit 2 reads of 3. Eight CTAs (2,048 lines): an allocate-on-miss line is
+    LRU-stamped when its miss issues, and the other warps' misses evict it before its
+    fill; an allocate-on-fill line is stamped at its fill, just before the next read."""
+    from mdm.config.load import load_gpu
+    from mdm.traces.workloads import generate
+
+    k = generate("stride", 0, gs=32, ctas=ctas).kernels[0]
+    fill = simulate_kernel(k, load_gpu("v100"))
+    miss = simulate_kernel(k, load_gpu("v100").with_updates({"l1.allocate_on": "miss"}))
+    reads = fill.l1_read_hits + fill.l1_read_pending_hits + fill.l1_read_misses
+    assert fill.l1_read_misses * 3 == reads  # the first read of each sector only
+    if thrashes:
+        assert miss.l1_read_misses > 0.95 * reads
+    else:
+        assert miss.l1_read_misses * 3 == reads
+
+
 # ---------------------------------------------------- vs Accel-Sim SM7_QV100
 def _sm7_rows(reference_dir: Path):
     pd = pytest.importorskip("pandas")
