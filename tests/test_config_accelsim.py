@@ -279,6 +279,29 @@ def test_titan_style_gap_partitions_and_sub_partition_bits(reference_dir, tmp_pa
         import_accelsim(cfg)
 
 
+def test_adaptive_carveout_without_unified_size_uses_volta_rule(reference_dir, tmp_path):
+    """Configs older than -gpgpu_unified_l1d_size (Accel-Sim 1.0's SM7_TITANV): the
+    unified array is 4 x the dl1 (SM7_QV100: 4 x 32 KB) with Volta's carve-outs, which is
+    what SM7_QV100 states explicitly; the rule is said in the warning."""
+    src = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
+    old = "\n".join(
+        ln
+        for ln in src.splitlines()
+        if not ln.startswith(("-gpgpu_unified_l1d_size", "-gpgpu_shmem_option"))
+    )
+    assert old != src
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "gpgpusim.config").write_text(old)
+    gpu, warns = _import(tmp_path / "a" / "gpgpusim.config")
+    ref, _ = _import(reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config")
+    assert gpu.l1.unified_bytes == 128 * 1024
+    assert gpu.l1.shared_carveouts_bytes == tuple(k * 1024 for k in (0, 8, 16, 32, 64, 96))
+    assert gpu.l1 == ref.l1
+    assert "no -gpgpu_unified_l1d_size; the unified L1/shared array is 128 KB" in str(
+        warns[0].message
+    )
+
+
 def test_hopper_style_partition_and_set_index(reference_dir, tmp_path):
     """Accel-Sim's Hopper configs: L2 set index X maps to 'xor'; partition indexing 6
     (IPOLY-modulo, not reproduced) is imported as 0 and said in the warning; 7 is refused."""

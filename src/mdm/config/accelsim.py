@@ -38,7 +38,9 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``warp_sector`` (GPGPU-Sim's ``memory_coalescing_arch``: every access split into the
   warp's distinct 32 B sectors). The adaptive carve-out is kept per kernel:
   ``l1.unified_bytes`` and ``l1.shared_carveouts_bytes`` (the cache simulator applies
-  GPGPU-Sim's ``max_cta`` rule to each kernel).
+  GPGPU-Sim's ``max_cta`` rule to each kernel). A config without
+  ``-gpgpu_unified_l1d_size`` (older than the option) gets GPGPU-Sim's fixed Volta
+  rule: 4 x the dl1 size, carved out by 0, 8, 16, 32, 64 or 96 KB (said in the warning).
 * L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
   n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
   ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
@@ -514,8 +516,24 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
     l1_ways, l1_mshr, l1_merge = l1.ways, l1.mshr_entries, l1.mshr_max_merge
     unified_bytes, carveouts = None, ()
     if r.has("-gpgpu_adaptive_cache_config") and r.int("-gpgpu_adaptive_cache_config"):
-        unified = r.int("-gpgpu_unified_l1d_size") * 1024
-        carveouts = tuple(sorted(int(c) * 1024 for c in r.ints("-gpgpu_shmem_option", ",", 1)))
+        if r.has("-gpgpu_unified_l1d_size"):
+            unified = r.int("-gpgpu_unified_l1d_size") * 1024
+            options = None  # required
+        else:
+            # configs older than the option (Accel-Sim 1.0, e.g. SM7_TITANV): GPGPU-Sim's
+            # fixed Volta table, the dl1 at MAX_DEFAULT_CACHE_SIZE_MULTIPLIER x its size
+            # (128 KB for S:1:128:256) minus 0, 8, 16, 32, 64 or 96 KB of shared memory
+            unified = l1.sets * l1.ways * l1.line_bytes * _MAX_DEFAULT_CACHE_SIZE_MULTIPLIER
+            options = "0,8,16,32,64,96"
+            r.notes.append(
+                f"{r.where('-gpgpu_adaptive_cache_config')}: no -gpgpu_unified_l1d_size; "
+                f"the unified L1/shared array is {unified // 1024} KB (4 x the dl1), carved "
+                f"out by {r.raw('-gpgpu_shmem_option', options)} KB of shared memory "
+                "(GPGPU-Sim's Volta rule)"
+            )
+        carveouts = tuple(
+            sorted(int(c) * 1024 for c in r.ints("-gpgpu_shmem_option", ",", 1, options))
+        )
         carve = carveouts[0]
         l1_ways = round((unified - carve) / (l1.sets * l1.line_bytes))
         unified_bytes = unified
