@@ -718,6 +718,7 @@ TIMING_UPDATES = {
     "dram.channels": 4,
     "noc.bandwidth_gbps": 500.0,
     "noc.sm_port_gbps": 20.0,
+    "l2.sub_partition_bits": (7,),
 }
 
 

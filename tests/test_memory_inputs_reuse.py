@@ -119,3 +119,29 @@ def test_mdm_pascal_uses_the_gap_path() -> None:
     lines = np.arange(0, 4096, 3, dtype=np.int64)
     b, _ = l2_bank_and_set(lines, g)
     np.testing.assert_array_equal(b, ((lines << 7) >> 8) % 24)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("l2.sub_partition_bits", (7,)),
+        ("l2.bank_index", "consecutive"),
+        ("l2.set_index", "linear"),
+        ("l2.bank_interleave_bytes", 512),
+    ],
+)
+def test_input_key_holds_the_l2_mapping_fields(field: str, value: object) -> None:
+    """Every field the L2 bank/set map reads is in the input key (and the cache key): a
+    configuration that maps lines differently never reuses another's inputs."""
+    from mdm.memory import cache_key
+    from mdm.memory.hashing import l2_bank_and_set
+
+    a = load_gpu("sm7_qv100")
+    b = a.with_updates({field: value})
+    lines = np.arange(0, 50_000, 3, dtype=np.int64)
+    assert any(
+        not np.array_equal(x, y)
+        for x, y in zip(l2_bank_and_set(lines, a), l2_bank_and_set(lines, b), strict=True)
+    )
+    assert cachesim._input_key(a) != cachesim._input_key(b)
+    assert cache_key(a) != cache_key(b)

@@ -189,6 +189,7 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l2.write_allocate,
         l2.set_index,
         l2.bank_interleave_bytes,
+        l2.sub_partition_bits,
         l2.hit_latency_ns,
         gpu.dram.latency_ns,
         # timing (mdm.memory._core._run_kernel, mdm.memory.schedule.run_timed)
@@ -340,6 +341,7 @@ def _input_key(gpu: GPUConfig) -> tuple:
         l2.bank_interleave_bytes,
         l2.bank_index,
         l2.set_index,
+        l2.sub_partition_bits,
         gpu.dram.channels,
     )
 
