@@ -263,21 +263,45 @@ def test_noc_bandwidth_limited_by_the_active_sms_ports() -> None:
 
 def test_mdm_pipelined_by_hand() -> None:
     p = get_model("mdm-pipelined").predict_kernel(_inp())
-    # interval 1: 2 extra batches of max(L = 62.5, S^NoC = 192, S^DRAM = 12) = 192 each
-    # (eq. 5 would sum them: 266.5); interval 0 (NMD) as in MDM: 346
-    assert p.details["S_MSHR_total"] == 2 * 192
-    assert p.cycles == 346 + 105 + 2 * 192 + 192 + 12
+    # interval 1: R = M^Read W = 12 > 4 MSHRs (MD), eq. (10) saturated; graded exposure
+    # 1 - 0.5 x 4 / 12 = 5/6 of eq. (9)'s full queues 2 x 6 x 16 = 192 and 2 x 6 x 1 = 12:
+    # S^NoC = 160, S^DRAM = 10; 12 / 4 - 1 = 2 extra batches of max(L = 62.5, 160, 10)
+    # = 160 each (eq. 5 would sum them); interval 0 (NMD) as in MDM: 346
+    assert p.details["S_MSHR_total"] == pytest.approx(2 * 160)
+    # kernel end: the last interval's unexposed 1/6 of 192 and of 12: 32 + 2
+    assert kernel_end_drain(_inp()) == pytest.approx((32.0, 2.0))
+    assert p.details["S_KernelEnd"] == pytest.approx(34.0)
+    assert p.cycles == pytest.approx(346 + 105 + 2 * 160 + 160 + 10 + 34)
     stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
-    # mshr = 2 x 62.5; the excess 2 x (192 - 62.5) = 259 goes to the NoC (the longer queue)
+    # mshr = 2 x 62.5; the excess 2 x (160 - 62.5) = 195 goes to the NoC (the longer queue)
     assert stack == pytest.approx(
-        {"base": 15, "dependency": 400, "mshr": 125, "noc": 32 + 192 + 259, "dram": 16}
+        {"base": 15, "dependency": 400, "mshr": 125, "noc": 32 + 160 + 195 + 32, "dram": 4 + 10 + 2}
     )
-    # the last interval is MD and saturated (eq. 10: 16 x 6 x 2 = 192 > 100): its queue
-    # is exposed in full already, so no kernel-end term
-    assert kernel_end_drain(_inp()) == (0.0, 0.0)
-    assert p.details["S_KernelEnd"] == 0.0
     # never slower than faithful MDM here
     assert p.cycles <= get_model("mdm").predict_kernel(_inp()).cycles
+
+
+def test_mdm_pipelined_exposure_is_continuous_at_the_md_threshold() -> None:
+    """Eq. (9)'s exposure jumps from 1/2 to 1 when eq. (2) turns true; MDM-Pipelined's
+    ``1 - 0.5 #MSHRs / (M^Read W)`` starts at 1/2 there and tends to 1, so a read miss
+    more or less near the threshold moves its prediction a little, not by a batch."""
+    from mdm.models.mdm import queue_exposure
+
+    def cycles(model: str, reads: float) -> float:
+        prof = IntervalProfile.from_lists([10], [300], [reads], [0], 0.5)
+        inp = kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2)
+        return get_model(model).predict_kernel(inp).cycles
+
+    below, above = cycles("mdm-pipelined", 2.0), cycles("mdm-pipelined", 2.001)
+    assert above == pytest.approx(below, rel=1e-3)
+    assert cycles("mdm", 2.001) > 1.3 * cycles("mdm", 2.0)  # the paper's model jumps
+    prof = IntervalProfile.from_lists([10, 10, 10], [300] * 3, [1, 2.002, 40], [0] * 3, 0.5)
+    inp = kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2)
+    mi = memory_inputs(inp, warps=2, sms=2)
+    graded, _ = queue_exposure(mi, graded=True)
+    paper, _ = queue_exposure(mi)
+    assert paper.tolist() == [0.5, 1.0, 1.0]
+    assert graded.tolist() == pytest.approx([0.5, 1 - 0.5 * 4 / 4.004, 1 - 0.5 * 4 / 80])
 
 
 def test_mdm_pipelined_kernel_end_by_hand() -> None:
@@ -310,11 +334,12 @@ def test_mdm_pipelined_fractional_batches_by_hand() -> None:
     mi = memory_inputs(inp, warps=2, sms=2)
     assert mdm_extra_batches(mi).tolist() == [0, 2]
     assert pipelined_extra_batches(mi).tolist() == [0, 1.5]
-    # M = min(10, 4) + 2 = 6 as in the profile above: S^NoC = 192, S^DRAM = 12, so each
-    # extra batch lasts max(62.5, 192, 12) = 192 and 1.5 of them 288.
+    # M = min(10, 4) + 2 = 6 as in the profile above, exposure 1 - 0.5 x 4 / 10 = 0.8 of
+    # 192 and 12: S^NoC = 153.6, S^DRAM = 9.6, so each extra batch lasts
+    # max(62.5, 153.6, 9.6) = 153.6 and 1.5 of them 230.4; kernel end 0.2 x (192 + 12)
     p = get_model("mdm-pipelined").predict_kernel(inp)
-    assert p.details["S_MSHR_total"] == pytest.approx(1.5 * 192)
-    assert p.cycles == pytest.approx(346 + 105 + 1.5 * 192 + 192 + 12)
+    assert p.details["S_MSHR_total"] == pytest.approx(1.5 * 153.6)
+    assert p.cycles == pytest.approx(346 + 105 + 1.5 * 153.6 + 153.6 + 9.6 + 0.2 * 204)
     # faithful MDM keeps the ceiling: 2 batches of eq. (5)'s 62.5 + 192 + 12
     assert get_model("mdm").predict_kernel(inp).details["S_MSHR_total"] == pytest.approx(
         2 * (62.5 + 192 + 12)
