@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mdm.config import CacheSpec, import_accelsim, load_gpu
@@ -254,6 +254,30 @@ def test_sm_queue_from_the_interconnect(reference_dir, tmp_path):
         (src / icnt).read_text().replace(size.group(0), "input_buffer_size = 77;")
     )
     assert _import(tmp_path / "gpgpusim.config")[0].noc.sm_queue_requests == 77
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bank_bits=st.sets(st.integers(0, 63), min_size=1, max_size=6),
+    subs=st.sampled_from([2, 4]),
+    seps=st.lists(st.sampled_from([".", "|", " "]), max_size=4),
+)
+def test_sub_partition_bits_are_the_lowest_bank_bits(bank_bits, subs, seps):
+    """Mapping strings are read bit 63 first, separators ignored: the sub-partition bits
+    are the lowest log2(subs) positions marked B (GPGPU-Sim's sub_partition_id_mask)."""
+    from mdm.config.accelsim import _Reader, _sub_partition_bits
+
+    chars = ["B" if 63 - i in bank_bits else "R" for i in range(64)]
+    for k, sep in enumerate(seps):  # separators anywhere
+        chars.insert((k * 17) % len(chars), sep)
+    r = _Reader(parse_options("-gpgpu_n_mem 4"))
+    need = subs.bit_length() - 1
+    mapping = "dramid@8;" + "".join(chars)
+    if len(bank_bits) < need:
+        with pytest.raises(ConfigError, match="bank bits"):
+            _sub_partition_bits(mapping, subs, r)
+    else:
+        assert _sub_partition_bits(mapping, subs, r) == tuple(sorted(bank_bits)[:need])
 
 
 def test_titan_style_gap_partitions_and_sub_partition_bits(reference_dir, tmp_path):
