@@ -133,6 +133,24 @@ def ipoly_hash(higher: np.int64, index: np.int64, n: np.int64, table: np.ndarray
     return out
 
 
+@njit(cache=True, inline="always")
+def _set_index(
+    local: np.int64,
+    line_log2: np.int64,
+    sets: np.int64,
+    set_log2: np.int64,
+    set_fn: np.int64,
+    table: np.ndarray,
+) -> np.int64:
+    """L2 set of a partition address: linear, IPOLY or XOR (module docstring)."""
+    idx = (local >> line_log2) % sets
+    if set_fn == SET_IPOLY:
+        idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
+    elif set_fn == SET_XOR:
+        idx ^= (local >> (line_log2 + set_log2)) & (sets - 1)
+    return idx
+
+
 @njit(cache=True)
 def _map_lines(
     lines: np.ndarray,
@@ -166,12 +184,7 @@ def _map_lines(
         bank[r] = b
         # partition address: channel and sub-partition bits removed
         local = ((addr >> (il_log2 + drop)) << il_log2) | (addr & ((np.int64(1) << il_log2) - 1))
-        idx = (local >> line_log2) % sets
-        if set_fn == SET_IPOLY:
-            idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
-        elif set_fn == SET_XOR:
-            idx ^= (local >> (line_log2 + set_log2)) & (sets - 1)
-        sset[r] = idx
+        sset[r] = _set_index(local, line_log2, sets, set_log2, set_fn, table)
     return bank, sset
 
 
@@ -294,12 +307,7 @@ def _map_general(
             granule = np.uint64(addr >> (il_log2 - sub_log2))
             b = np.int64(_splitmix64(granule) % np.uint64(nbanks))
         bank[r] = b
-        idx = (local >> line_log2) % sets
-        if set_fn == SET_IPOLY:
-            idx = ipoly_hash(local >> (line_log2 + set_log2), idx, sets, table)
-        elif set_fn == SET_XOR:
-            idx ^= (local >> (line_log2 + set_log2)) & (sets - 1)
-        sset[r] = idx
+        sset[r] = _set_index(local, line_log2, sets, set_log2, set_fn, table)
     return bank, sset
 
 
