@@ -208,6 +208,13 @@ def test_general_partition_mapping_follows_addrdec(
         assert 0 <= bank < channels * subs
 
 
+def test_sub_partition_bits_must_be_increasing_positions() -> None:
+    """Lowest first: the general map removes them from the highest down."""
+    for bad in ((12, 7), (7, 7), (63,)):
+        with pytest.raises(ConfigError, match="increasing bit positions"):
+            _sm7().with_updates({"l2.sub_partition_bits": bad})
+
+
 def test_sub_partition_bits_at_the_default_place_change_nothing() -> None:
     g = _sm7()  # sub_partition_bits = [8]: the bit just above the interleave
     lines = np.arange(0, 3_000_000, 17, dtype=np.int64)

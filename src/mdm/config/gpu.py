@@ -171,8 +171,12 @@ class L2Config(_Strict):
             self.size_bytes // self.banks, self.ways, self.line_bytes, self.sector_bytes, "l2 bank"
         )
         bits = self.sub_partition_bits
-        if bits is not None and (len(set(bits)) != len(bits) or any(not 0 <= b < 63 for b in bits)):
-            raise ValueError(f"l2.sub_partition_bits={bits} must be distinct bits in 0..62")
+        if bits is not None and (
+            list(bits) != sorted(set(bits)) or any(not 0 <= b < 63 for b in bits)
+        ):
+            raise ValueError(
+                f"l2.sub_partition_bits={bits} must be increasing bit positions in 0..62"
+            )
         return self
 
     @property
