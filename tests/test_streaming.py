@@ -20,7 +20,7 @@ from mdm.cli.main import app as cli
 from mdm.config import load_gpu
 from mdm.errors import TraceFormatError
 from mdm.memory import simulate_app
-from mdm.pipeline import predict_app
+from mdm.pipeline import predict_app, predict_app_configs
 from mdm.traces import (
     AppTrace,
     KernelTrace,
@@ -128,7 +128,7 @@ class _Watched:
 
 @pytest.mark.parametrize(
     "stage",
-    ["predict_app", "simulate_app", "app_stats", "write_app", "save_store"],
+    ["predict_app", "predict_app_configs", "simulate_app", "app_stats", "write_app", "save_store"],
 )
 def test_every_stage_holds_one_kernel_at_a_time(
     stage: str, three_kernels: AppTrace, tmp_path: Path
@@ -137,6 +137,9 @@ def test_every_stage_holds_one_kernel_at_a_time(
     gpu = load_gpu("mdm_pascal")
     run = {
         "predict_app": lambda a: predict_app(a, gpu, MODELS),
+        "predict_app_configs": lambda a: predict_app_configs(
+            a, [gpu, gpu.with_updates({"latency.fp32_cycles": 9})], MODELS
+        ),
         "simulate_app": lambda a: simulate_app(a, gpu),
         "app_stats": app_stats,
         "write_app": lambda a: write_app(a, tmp_path / "out"),
@@ -218,3 +221,70 @@ def test_on_kernel_reports_each_kernel_in_order(on_disk: Path) -> None:
         == [k.name for k in open_trace(on_disk).kernels]
         == [p.kernel for p in pred.kernels["mdm"]]
     )
+
+
+def test_predict_app_configs_is_predict_app_per_configuration(on_disk: Path) -> None:
+    """One pass, one cache simulation, the predictions of every configuration sharing it."""
+    from mdm.memory import cache_key
+
+    g1 = load_gpu("mdm_pascal")
+    g2 = g1.with_updates({"latency.fp32_cycles": 9, "latency.int_alu_cycles": 9})
+    assert cache_key(g1) == cache_key(g2)
+    both = predict_app_configs(open_trace(on_disk, lazy=True), [g1, g2], MODELS)
+    eager = open_trace(on_disk)
+    for g, pred in zip([g1, g2], both, strict=True):
+        alone = predict_app(eager, g, MODELS)
+        assert pred.gpu == g.name
+        assert [pred.cycles(m) for m in MODELS] == [alone.cycles(m) for m in MODELS]
+    assert both[0].cycles("mdm") != both[1].cycles("mdm")  # the configurations differ
+    other = g1.with_updates({"dram.bandwidth_gbps": 100.0})
+    with pytest.raises(ValueError, match="different cache simulations"):
+        predict_app_configs(eager, [g1, other], MODELS)
+
+
+def test_data_bytes_counts_each_listed_kernel(on_disk: Path, tmp_path: Path) -> None:
+    kfiles = sorted(p for p in on_disk.iterdir() if ".traceg" in p.name)
+    twice = tmp_path / "twice"
+    twice.mkdir()
+    (twice / kfiles[0].name).write_bytes(kfiles[0].read_bytes())
+    (twice / "kernelslist.g").write_text(f"{kfiles[0].name}\n" * 2)
+    assert open_trace(twice, lazy=True).data_bytes == 2 * kfiles[0].stat().st_size
+    store = save_store(open_trace(on_disk, lazy=True), tmp_path / "s.mdmtrace")
+    lazy_store = open_trace(store, lazy=True)
+    assert lazy_store.data_bytes == sum(f.stat().st_size for f in store.rglob("*") if f.is_file())
+
+
+def test_a_large_trace_is_streamed_by_the_sweep(
+    on_disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above STREAM_TRACE_BYTES a work item reads the trace one kernel at a time (no
+    whole-app cache), with the rows of the cached path."""
+    from mdm.explore import runner as sweep_runner
+    from mdm.explore.spec import parse_spec
+
+    spec = parse_spec(
+        {
+            "name": "big",
+            "base": "mdm_pascal",
+            "grid": {"latency.fp32_cycles": [4, 9], "dram.bandwidth_gbps": [240.0, 480.0]},
+            "workloads": [{"trace": str(on_disk)}],
+            "models": MODELS,
+        }
+    )
+    items = sweep_runner.plan(spec)
+    assert len(items) == 2 and all(len(i.points) == 2 for i in items)
+    monkeypatch.setattr(sweep_runner, "_STREAMED", {})
+    cached = [sweep_runner.evaluate_item(i) for i in items]
+    monkeypatch.setattr(sweep_runner, "_STREAMED", {})
+    monkeypatch.setattr(sweep_runner, "STREAM_TRACE_BYTES", 0)
+
+    def no_whole_app(w: object) -> None:
+        raise AssertionError("a streamed trace must not be loaded whole")
+
+    monkeypatch.setattr(sweep_runner, "load_app", no_whole_app)
+    assert sweep_runner.streamed(spec.workloads[0])
+    streamed = [sweep_runner.evaluate_item(i) for i in items]
+    pd = pytest.importorskip("pandas")
+    for a, b in zip(streamed, cached, strict=True):  # equals: NaN (mwp-cwp's MD share) too
+        assert pd.DataFrame(a).equals(pd.DataFrame(b))
+    assert len(streamed[0]) == 2 * len(MODELS)

@@ -316,8 +316,47 @@ def predict_app(
     :class:`~mdm.traces.model.LazyApp` is predicted with one kernel in memory.
     ``on_kernel(name)`` is called after each kernel (progress reports).
     """
+    return predict_app_configs(
+        app,
+        [gpu],
+        models,
+        cache,
+        merge_threshold=merge_threshold,
+        nregs_policy=nregs_policy,
+        on_kernel=on_kernel,
+    )[0]
+
+
+def predict_app_configs(
+    app: AnyApp | PreparedApp,
+    gpus: Sequence[GPUConfig],
+    models: Sequence[str],
+    cache: CacheSimResult | None = None,
+    *,
+    merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
+    nregs_policy: str = "clamp",
+    on_kernel: Callable[[str], None] | None = None,
+) -> list[AppPrediction]:
+    """:func:`predict_app` on several configurations that share one cache simulation
+    (equal :func:`mdm.memory.cache_key`), in one pass over ``app``: each kernel is
+    prepared and simulated once (on ``gpus[0]``, unless ``cache`` is given) and
+    predicted on every configuration, so a sweep over a
+    :class:`~mdm.traces.model.LazyApp` holds one kernel at a time. One
+    :class:`AppPrediction` per configuration, in order.
+    """
     if not models:
         raise ValueError("predict_app needs at least one model")
+    if not gpus:
+        raise ValueError("predict_app_configs needs at least one configuration")
+    from mdm.memory import cache_key
+
+    key = cache_key(gpus[0])
+    for other in gpus[1:]:
+        if cache_key(other) != key:
+            raise ValueError(
+                f"configurations {gpus[0].name!r} and {other.name!r} need different cache "
+                "simulations (mdm.memory.cache_key differs)"
+            )
     instances = {m: get_model(m) for m in models}
     kernels: Iterator[PreparedKernel]
     if isinstance(app, PreparedApp):
@@ -331,23 +370,27 @@ def predict_app(
     if cache is None:
         from mdm.memory import AppSimulator
 
-        sim = AppSimulator(gpu)
+        sim = AppSimulator(gpus[0])
 
     def stats_of(pk: PreparedKernel) -> KernelCacheStats:
         return sim.simulate(pk.kernel) if cache is None else cache.kernels[pk.index]
 
-    inputs: list[KernelInput] = []
-    preds: dict[str, list[KernelPrediction]] = {m: [] for m in instances}
+    inputs: list[list[KernelInput]] = [[] for _ in gpus]
+    preds: list[dict[str, list[KernelPrediction]]] = [{m: [] for m in instances} for _ in gpus]
     for pk in kernels:
         stats = stats_of(pk)
         if pk.total_warp_insts > 0:
-            inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy)
-            inputs.append(inp)
-            for m, inst in instances.items():
-                preds[m].append(inst.predict_kernel(inp))
+            for g, gpu in enumerate(gpus):
+                inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy)
+                inputs[g].append(inp)
+                for m, inst in instances.items():
+                    preds[g][m].append(inst.predict_kernel(inp))
         if on_kernel is not None:
             on_kernel(pk.kernel.name)
         del pk  # not kept alive while the next kernel is read
-    if not inputs:
+    if not inputs[0]:
         raise ValueError(f"application {app.name!r} has no instructions to predict")
-    return AppPrediction(app=app.name, gpu=gpu.name, kernels=preds, inputs=inputs)
+    return [
+        AppPrediction(app=app.name, gpu=gpu.name, kernels=preds[g], inputs=inputs[g])
+        for g, gpu in enumerate(gpus)
+    ]

@@ -8,6 +8,13 @@ sweep writes thousands of tiny parts and Parquet's per-file cost dominated), so 
 killed half-way resumes by skipping the items whose part exists; the merged table is
 rebuilt from the parts, with no row lost or duplicated. ``manifest.json`` records the
 spec; resuming into a folder of a different spec is refused.
+
+Memory: a worker keeps each workload it has seen (the trace and its prepared kernels)
+for the items that follow, which is what makes a sweep over small traces fast. A trace
+whose kernel data take more than :data:`STREAM_TRACE_BYTES` on disk is instead read one
+kernel at a time by every item (:func:`mdm.pipeline.predict_app_configs`: each kernel
+prepared and simulated once per item and predicted on all its points), so a worker
+holds one kernel of it, at the cost of reading and preparing it again per item.
 """
 
 from __future__ import annotations
@@ -64,6 +71,23 @@ def _cache_key(gpu: Any) -> tuple:
 
 _APP_CACHE: dict[str, Any] = {}
 
+#: Traces with more kernel data on disk than this are streamed (module docstring).
+STREAM_TRACE_BYTES = 512 * 2**20
+_STREAMED: dict[str, bool] = {}
+
+
+def streamed(w: WorkloadSpec) -> bool:
+    """Whether the workload is a trace larger than :data:`STREAM_TRACE_BYTES` on disk."""
+    if w.trace is None:
+        return False
+    key = w.model_dump_json()
+    if key not in _STREAMED:
+        from mdm.traces import open_trace
+
+        app = open_trace(w.trace, lazy=True)
+        _STREAMED[key] = getattr(app, "data_bytes", 0) > STREAM_TRACE_BYTES
+    return _STREAMED[key]
+
 
 def load_app(w: WorkloadSpec) -> Any:
     """The AppTrace of a workload spec (generated or read), cached per process."""
@@ -108,6 +132,8 @@ def evaluate_item(item: WorkItem) -> list[Row]:
 
     Keeps only the application-level rows (``kernel == 'total'``), one per model.
     """
+    if streamed(item.workload):
+        return _evaluate_streamed(item)
     prepare, simulate_app, predict_app = _pipeline()
     key = item.workload.model_dump_json()
     app = load_app(item.workload)
@@ -125,6 +151,22 @@ def evaluate_item(item: WorkItem) -> list[Row]:
                 continue
             rows.append(_label(item, point, gpu, r))
     return rows
+
+
+def _evaluate_streamed(item: WorkItem) -> list[Row]:
+    """:func:`evaluate_item` for a large trace, read one kernel at a time."""
+    from mdm.pipeline import predict_app_configs
+    from mdm.traces import open_trace
+
+    assert item.workload.trace is not None  # streamed() is False for generated workloads
+    app = open_trace(item.workload.trace, lazy=True)
+    preds = predict_app_configs(app, list(item.gpus), list(item.models))
+    return [
+        _label(item, point, gpu, r)
+        for point, gpu, pred in zip(item.points, item.gpus, preds, strict=True)
+        for r in pred.to_rows()
+        if r.get("kernel", "total") == "total"
+    ]
 
 
 def field_value(gpu: Any, dotted: str) -> Any:

@@ -500,6 +500,7 @@ def lazy_app(path: str | Path, *, allow_unknown: bool = False) -> LazyApp:
         name=listfile.parent.name,
         n_kernels=sum(not isinstance(e, Memcpy) for e in entries),
         commands_factory=lambda: _read_commands(entries, allow_unknown),
+        data_bytes=sum(e.stat().st_size for e in entries if not isinstance(e, Memcpy)),
     )
 
 

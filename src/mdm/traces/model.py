@@ -272,6 +272,9 @@ class LazyApp:
     name: str
     n_kernels: int
     commands_factory: Callable[[], Iterator[KernelTrace | Memcpy]] = field(repr=False)
+    #: bytes on disk of the kernel data a pass reads (a kernel file counted as often as
+    #: it is listed; compressed files at their compressed size); 0 when unknown
+    data_bytes: int = 0
 
     def iter_commands(self) -> Iterator[KernelTrace | Memcpy]:
         return self.commands_factory()

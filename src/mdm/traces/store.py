@@ -153,4 +153,5 @@ def lazy_store(path: str | Path) -> LazyApp:
         name=str(meta.get("name", "")),
         n_kernels=sum(c["type"] != "memcpy" for c in cmds),
         commands_factory=commands,
+        data_bytes=sum(f.stat().st_size for f in path.rglob("*") if f.is_file()),
     )
