@@ -71,3 +71,22 @@ def test_validate_cli_json_and_report(reference_dir: Path, tmp_path: Path) -> No
     }
     assert (tmp_path / "report.html").exists()
     assert (tmp_path / "figures" / "fig5_mdm_pascal.svg").exists()
+
+
+def test_validate_streams_a_large_trace_with_the_same_errors(
+    reference_dir: Path, monkeypatch, cache_sim_calls: list[tuple]
+) -> None:
+    """Above STREAM_TRACE_BYTES a workload's runs are grouped by cache key, one lazy pass
+    each (no whole trace held): the same per-run errors as the cached path."""
+    import pandas as pd
+
+    from mdm.explore import runner
+
+    runs = RUNS[:3]
+    cached = validate(reference_dir, ["mdm", "mwp-cwp"], runs, workers=1).runs
+    n_sims = len(cache_sim_calls)
+    assert n_sims > 0
+    monkeypatch.setattr(runner, "STREAM_TRACE_BYTES", 0)
+    streamed = validate(reference_dir, ["mdm", "mwp-cwp"], runs, workers=1).runs
+    assert len(cache_sim_calls) == n_sims  # predict_app_configs simulates without simulate_app
+    pd.testing.assert_frame_equal(streamed, cached)

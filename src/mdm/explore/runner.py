@@ -76,16 +76,21 @@ STREAM_TRACE_BYTES = 512 * 2**20
 _STREAMED: dict[str, bool] = {}
 
 
+def trace_streamed(path: str | Path) -> bool:
+    """Whether the trace at ``path`` has more than :data:`STREAM_TRACE_BYTES` of kernel
+    data on disk (its listing is read, no kernel)."""
+    from mdm.traces import open_trace
+
+    return getattr(open_trace(path, lazy=True), "data_bytes", 0) > STREAM_TRACE_BYTES
+
+
 def streamed(w: WorkloadSpec) -> bool:
     """Whether the workload is a trace larger than :data:`STREAM_TRACE_BYTES` on disk."""
     if w.trace is None:
         return False
     key = w.model_dump_json()
     if key not in _STREAMED:
-        from mdm.traces import open_trace
-
-        app = open_trace(w.trace, lazy=True)
-        _STREAMED[key] = getattr(app, "data_bytes", 0) > STREAM_TRACE_BYTES
+        _STREAMED[key] = trace_streamed(w.trace)
     return _STREAMED[key]
 
 

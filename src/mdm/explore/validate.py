@@ -26,7 +26,10 @@ workload and architecture).
 path (:mod:`mdm.explore.measured`) feeds it too.
 
 Work is grouped per (isa, workload): the trace is read and prepared once, and the
-cache simulation runs once per distinct ``cache_key`` among that workload's runs.
+cache simulation runs once per distinct ``cache_key`` among that workload's runs. A
+trace with more kernel data on disk than ``mdm.explore.runner.STREAM_TRACE_BYTES`` is
+not held: each group of runs sharing a cache key is one pass over it, one kernel at a
+time (:func:`mdm.pipeline.predict_app_configs`).
 """
 
 from __future__ import annotations
@@ -88,8 +91,9 @@ class RunTask:
 
 def _backend() -> dict[str, Callable[..., Any]]:
     from mdm.config.accelsim import import_accelsim
+    from mdm.explore.runner import trace_streamed
     from mdm.memory import cache_key, simulate_app
-    from mdm.pipeline import predict_app, prepare
+    from mdm.pipeline import predict_app, predict_app_configs, prepare
     from mdm.traces import open_trace
 
     return {
@@ -99,17 +103,21 @@ def _backend() -> dict[str, Callable[..., Any]]:
         "simulate_app": simulate_app,
         "cache_key": cache_key,
         "predict_app": predict_app,
+        "predict_app_configs": predict_app_configs,
+        "trace_streamed": trace_streamed,
     }
 
 
 def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None) -> list[dict]:
     """Predict every run of one workload; rows (run_id, model, kernel, cycles, ...)."""
-    import warnings
 
     be = backend or _backend()
     ref = Path(task.reference)
+    path = ref / "traces" / task.isa / task.workload
     try:
-        app = be["open_trace"](ref / "traces" / task.isa / task.workload)
+        if "trace_streamed" in be and be["trace_streamed"](path):
+            return _run_task_streamed(task, be, path)
+        app = be["open_trace"](path)
         prepared = be["prepare"](app)
     except MdmError as exc:
         return [{"run_id": r[0], "skip_reason": str(exc)} for r in task.runs]
@@ -117,9 +125,7 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
     rows: list[dict] = []
     for run_id, arch, extra in task.runs:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # unmapped options: reported by the importer
-                gpu = be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
+            gpu = _import_run(be, ref, arch, extra)
             key = be["cache_key"](gpu)
             if key not in caches:
                 caches[key] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
@@ -130,6 +136,40 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
         for r in pred.to_rows():
             rows.append({"run_id": run_id, **r})
     return rows
+
+
+def _import_run(be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str) -> Any:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unmapped options: reported by the importer
+        return be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
+
+
+def _run_task_streamed(task: RunTask, be: dict[str, Callable[..., Any]], path: Path) -> list[dict]:
+    """:func:`run_task` for a trace larger than ``STREAM_TRACE_BYTES``
+    (:mod:`mdm.explore.runner`): the runs are grouped by cache key and each group is one
+    pass over the trace, one kernel at a time (``predict_app_configs``)."""
+    ref = Path(task.reference)
+    rows_of: dict[str, list[dict]] = {}
+    groups: dict[tuple, list[tuple[str, Any]]] = {}
+    for run_id, arch, extra in task.runs:
+        try:
+            gpu = _import_run(be, ref, arch, extra)
+            groups.setdefault(be["cache_key"](gpu), []).append((run_id, gpu))
+        except MdmError as exc:
+            rows_of[run_id] = [{"run_id": run_id, "skip_reason": str(exc)}]
+    for members in groups.values():
+        try:
+            app = be["open_trace"](path, lazy=True)
+            preds = be["predict_app_configs"](app, [g for _, g in members], list(task.models))
+        except MdmError as exc:
+            for run_id, _ in members:
+                rows_of[run_id] = [{"run_id": run_id, "skip_reason": str(exc)}]
+            continue
+        for (run_id, _), pred in zip(members, preds, strict=True):
+            rows_of[run_id] = [{"run_id": run_id, **r} for r in pred.to_rows()]
+    return [r for run_id, _, _ in task.runs for r in rows_of[run_id]]
 
 
 @dataclass
