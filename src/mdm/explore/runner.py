@@ -81,7 +81,7 @@ def trace_streamed(path: str | Path) -> bool:
     data on disk (its listing is read, no kernel)."""
     from mdm.traces import open_trace
 
-    return getattr(open_trace(path, lazy=True), "data_bytes", 0) > STREAM_TRACE_BYTES
+    return open_trace(path, lazy=True).data_bytes > STREAM_TRACE_BYTES
 
 
 def streamed(w: WorkloadSpec) -> bool:

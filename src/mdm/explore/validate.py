@@ -110,7 +110,6 @@ def _backend() -> dict[str, Callable[..., Any]]:
 
 def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None) -> list[dict]:
     """Predict every run of one workload; rows (run_id, model, kernel, cycles, ...)."""
-
     be = backend or _backend()
     ref = Path(task.reference)
     path = ref / "traces" / task.isa / task.workload

@@ -214,12 +214,7 @@ def _map_gap(
             chunk = addr // il
             bank[r] = chunk % banks
             local = (chunk // banks) * il + addr % il
-            idx = (local >> line_log2) & (sets - 1)
-            higher = local >> (line_log2 + set_log2)
-            if set_fn == SET_IPOLY:
-                sset[r] = ipoly_hash(higher, idx, sets, table)
-            else:
-                sset[r] = idx ^ (higher & (sets - 1))
+            sset[r] = _set_index(local, line_log2, sets, set_log2, set_fn, table)
         return bank, sset
     if il & (il - 1) == 0 and sets & (sets - 1) == 0:
         # power-of-two interleave, line and sets: shifts and masks (the same values for
@@ -382,20 +377,19 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
     out = (np.empty(lines.shape[0], np.int64), np.empty(lines.shape[0], np.int64))
     line_log2 = int(l2.line_bytes).bit_length() - 1
     il = l2.bank_interleave_bytes
+    il_log2 = il.bit_length() - 1  # used only where il is a power of two
     channels = gpu.dram.channels
     subs = l2.banks // channels if l2.banks % channels == 0 else 0
     split = _pow2(subs) and _pow2(il) and il >= subs
     bits = l2.sub_partition_bits
-    default_bits = split and (
-        bits is None or bits == tuple(range(il.bit_length() - 1, il.bit_length() - 1 + len(bits)))
-    )
+    default_bits = split and (bits is None or bits == tuple(range(il_log2, il_log2 + len(bits))))
     pow2 = _pow2(l2.banks) and _pow2(il)
     if l2.bank_index != "random" and pow2 and default_bits and _pow2(channels):
         # channel bits at s, sub-partition bits above them: shifts and masks
         return _map_lines(
             lines,
             line_log2,
-            il.bit_length() - 1,
+            il_log2,
             channels,
             subs,
             l2.sets_per_bank,
@@ -408,12 +402,12 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
         sub_bits = (
             np.array(bits, np.int64)
             if bits is not None
-            else np.arange(subs.bit_length() - 1, dtype=np.int64) + (il.bit_length() - 1)
+            else np.arange(subs.bit_length() - 1, dtype=np.int64) + il_log2
         )
         return _map_general(
             lines,
             line_log2,
-            il.bit_length() - 1,
+            il_log2,
             channels,
             subs,
             sub_bits,
