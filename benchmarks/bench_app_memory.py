@@ -12,10 +12,14 @@ stride workload, GS = 32, ``--ctas`` blocks; the kernel file is written once and
 
 Prints wall time and peak RSS (``VmHWM``) of each, and checks that both give the same
 cycles. With ``--store`` the application is also converted to a ``.mdmtrace`` store
-(one kernel at a time) and predicted from it lazily.
+(one kernel at a time) and predicted from it lazily. With ``--sweep`` a two-point
+DRAM-bandwidth sweep over the text trace (two work items, serial executor) is run
+twice: ``held`` (the whole trace kept for the items, as for a small trace) and
+``streamed`` (:data:`mdm.explore.runner.STREAM_TRACE_BYTES` set to 0, so each item reads
+it one kernel at a time); both must give the same rows.
 
 Usage: ``python benchmarks/bench_app_memory.py [--kernels 40] [--ctas 2048]
-[--gpu mdm_pascal] [--model mdm] [--store] [--dir DIR]``
+[--gpu mdm_pascal] [--model mdm] [--store] [--sweep] [--dir DIR]``
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from mdm.traces import write_app
 from mdm.traces.workloads import generate
@@ -57,9 +62,43 @@ print(json.dumps({"s": time.perf_counter() - t, "rss0_kB": rss0, "rss_kB": hwm_k
 """
 
 
-def _child(path: Path, mode: str, gpu: str, model: str, warm: Path) -> dict[str, float]:
+_SWEEP_CHILD = r"""
+import json, sys, tempfile, time
+from mdm.explore import runner
+from mdm.explore.spec import parse_spec
+
+
+def hwm_kB():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return -1
+
+
+def sweep(trace):
+    spec = parse_spec({"name": "mem", "base": gpu, "models": [model],
+                       "grid": {"dram.bandwidth_gbps": [240.0, 480.0]},
+                       "workloads": [{"trace": str(trace), "label": "app"}]})
+    with tempfile.TemporaryDirectory() as d:
+        return runner.run_sweep(spec, d, executor="serial").table
+
+
+path, mode, gpu, model, warm = sys.argv[1:6]
+sweep(warm)  # warm-up: numba's cache on a tiny trace (held either way)
+runner.STREAM_TRACE_BYTES = 0 if mode == "streamed" else 1 << 62
+rss0 = hwm_kB()
+t = time.perf_counter()
+table = sweep(path)
+print(json.dumps({"s": time.perf_counter() - t, "rss0_kB": rss0, "rss_kB": hwm_kB(),
+                  "cycles": sorted(table["cycles"].tolist()), "kernels": len(table)}))
+"""
+
+
+def _child(
+    path: Path, mode: str, gpu: str, model: str, warm: Path, code: str = _CHILD
+) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), mode, gpu, model, str(warm)],
+        [sys.executable, "-c", code, str(path), mode, gpu, model, str(warm)],
         check=True,
         capture_output=True,
         text=True,
@@ -76,6 +115,7 @@ def main() -> None:
     ap.add_argument("--model", default="mdm")
     ap.add_argument("--store", action="store_true", help="also predict from a .mdmtrace store")
     ap.add_argument("--skip-eager", action="store_true", help="only the lazy reader")
+    ap.add_argument("--sweep", action="store_true", help="also a sweep, trace held vs streamed")
     ap.add_argument("--dir", type=Path, default=None)
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
@@ -111,6 +151,14 @@ def main() -> None:
         print(f"{label:<24} {r['s']:7.1f} s   peak RSS {r['rss_kB'] / 1024:7.0f} MiB "
               f"(after warm-up {r['rss0_kB'] / 1024:.0f} MiB), {r['kernels']} kernels")  # fmt: skip
     print("same cycles in every run" if len(cycles) == 1 else f"CYCLES DIFFER: {cycles}")
+    if args.sweep:
+        rows = []
+        for mode in ("held", "streamed"):
+            r = _child(app_dir, mode, args.gpu, args.model, warm, _SWEEP_CHILD)
+            rows.append(r["cycles"])
+            print(f"sweep, trace {mode:<9} {r['s']:7.1f} s   peak RSS {r['rss_kB'] / 1024:7.0f} "
+                  f"MiB (after warm-up {r['rss0_kB'] / 1024:.0f} MiB), {r['kernels']} rows")  # fmt: skip
+        print("same sweep rows" if rows[0] == rows[1] else f"SWEEP ROWS DIFFER: {rows}")
 
 
 if __name__ == "__main__":
