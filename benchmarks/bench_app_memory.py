@@ -16,10 +16,12 @@ cycles. With ``--store`` the application is also converted to a ``.mdmtrace`` st
 DRAM-bandwidth sweep over the text trace (two work items, serial executor) is run
 twice: ``held`` (the whole trace kept for the items, as for a small trace) and
 ``streamed`` (:data:`mdm.explore.runner.STREAM_TRACE_BYTES` set to 0, so each item reads
-it one kernel at a time); both must give the same rows.
+it one kernel at a time); both must give the same rows. With ``--measured`` the same
+for ``mdm validate --measured`` on a table of three rows (the whole application, its
+first kernel by index, the application at another SM clock: two cache keys).
 
 Usage: ``python benchmarks/bench_app_memory.py [--kernels 40] [--ctas 2048]
-[--gpu mdm_pascal] [--model mdm] [--store] [--sweep] [--dir DIR]``
+[--gpu mdm_pascal] [--model mdm] [--store] [--sweep] [--measured] [--dir DIR]``
 """
 
 from __future__ import annotations
@@ -94,6 +96,41 @@ print(json.dumps({"s": time.perf_counter() - t, "rss0_kB": rss0, "rss_kB": hwm_k
 """
 
 
+_MEASURED_CHILD = r"""
+import json, sys, time
+import pandas as pd
+from mdm.explore import runner
+from mdm.explore.measured import validate_measured
+
+
+def hwm_kB():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return -1
+
+
+def measured(trace, name):
+    table = f"{trace}/../{name}.csv"
+    pd.DataFrame([
+        {"run_id": "app", "trace": str(trace), "gpu": gpu, "cycles": 1e6},
+        {"run_id": "k0", "trace": str(trace), "gpu": gpu, "kernel": "0", "cycles": 1e5},
+        {"run_id": "slow", "trace": str(trace), "gpu": gpu, "time_us": 1e3, "sm_clock_mhz": 1000},
+    ]).to_csv(table, index=False)
+    return validate_measured(table, [model], workers=1).runs
+
+
+path, mode, gpu, model, warm = sys.argv[1:6]
+measured(warm, "warm")  # warm-up: numba's cache on a tiny trace (held either way)
+runner.STREAM_TRACE_BYTES = 0 if mode == "streamed" else 1 << 62
+rss0 = hwm_kB()
+t = time.perf_counter()
+runs = measured(path, "measured")
+print(json.dumps({"s": time.perf_counter() - t, "rss0_kB": rss0, "rss_kB": hwm_kB(),
+                  "cycles": sorted(runs["cycles"].tolist()), "kernels": len(runs)}))
+"""
+
+
 def _child(
     path: Path, mode: str, gpu: str, model: str, warm: Path, code: str = _CHILD
 ) -> dict[str, Any]:
@@ -116,6 +153,9 @@ def main() -> None:
     ap.add_argument("--store", action="store_true", help="also predict from a .mdmtrace store")
     ap.add_argument("--skip-eager", action="store_true", help="only the lazy reader")
     ap.add_argument("--sweep", action="store_true", help="also a sweep, trace held vs streamed")
+    ap.add_argument(
+        "--measured", action="store_true", help="also validate --measured, held vs streamed"
+    )
     ap.add_argument("--dir", type=Path, default=None)
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
@@ -151,14 +191,19 @@ def main() -> None:
         print(f"{label:<24} {r['s']:7.1f} s   peak RSS {r['rss_kB'] / 1024:7.0f} MiB "
               f"(after warm-up {r['rss0_kB'] / 1024:.0f} MiB), {r['kernels']} kernels")  # fmt: skip
     print("same cycles in every run" if len(cycles) == 1 else f"CYCLES DIFFER: {cycles}")
-    if args.sweep:
+    for flag, what, code in (
+        (args.sweep, "sweep", _SWEEP_CHILD),
+        (args.measured, "validate --measured", _MEASURED_CHILD),
+    ):
+        if not flag:
+            continue
         rows = []
         for mode in ("held", "streamed"):
-            r = _child(app_dir, mode, args.gpu, args.model, warm, _SWEEP_CHILD)
+            r = _child(app_dir, mode, args.gpu, args.model, warm, code)
             rows.append(r["cycles"])
-            print(f"sweep, trace {mode:<9} {r['s']:7.1f} s   peak RSS {r['rss_kB'] / 1024:7.0f} "
+            print(f"{what}, trace {mode:<9} {r['s']:7.1f} s   peak RSS {r['rss_kB'] / 1024:7.0f} "
                   f"MiB (after warm-up {r['rss0_kB'] / 1024:.0f} MiB), {r['kernels']} rows")  # fmt: skip
-        print("same sweep rows" if rows[0] == rows[1] else f"SWEEP ROWS DIFFER: {rows}")
+        print(f"same {what} rows" if rows[0] == rows[1] else f"{what} ROWS DIFFER: {rows}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+import mdm.pipeline
 from mdm.cli.main import app as cli
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
@@ -22,6 +23,7 @@ from mdm.explore.measured import load_measured, validate_measured
 from mdm.explore.ncu import function_name, measurement, ncu_to_measured, read_ncu
 from mdm.explore.validate import load_results, validate
 from mdm.pipeline import predict_app
+from mdm.traces.model import LazyApp
 from mdm.traces.workloads import generate
 
 DATA = Path(__file__).parent / "data"
@@ -428,3 +430,62 @@ def test_ncu_trailing_commas(tmp_path: Path) -> None:
         got = [measurement(p, lu) for lu in read_ncu(p)]
         want = [measurement(DATA / name, lu) for lu in read_ncu(DATA / name)]
         assert got == want
+
+
+# ---------------------------------------------------------------- (e) large traces
+def test_streamed_trace_gives_the_cached_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_sim_calls: list[tuple]
+) -> None:
+    """Above STREAM_TRACE_BYTES a trace is read one kernel at a time, one pass per cache
+    key (no simulate_app call, no whole trace held), with the cached path's runs; kernels
+    are selected by index or name from the names the pass read."""
+    from mdm.explore import runner
+    from mdm.traces.accelsim import write_app
+
+    trace = write_app(generate("stencil2d", 0, **STENCIL_ARGS), tmp_path / "stencil").parent
+    second = trace / "kernel-2.traceg"  # a name of its own, to be selected by
+    second.write_text(second.read_text().replace("jacobi5pt_kernel(", "jacobi5pt_odd(", 1))
+    common = {"trace": "stencil", "gpu": "mdm_pascal"}
+    rows = [
+        {**common, "run_id": "app", "cycles": 5000, "class": "NMD"},
+        {**common, "run_id": "k1", "kernel": "1", "cycles": 2500},
+        {**common, "run_id": "byname", "kernel": "jacobi5pt_odd", "cycles": 2400},
+        {**common, "run_id": "clock", "kernel": "0", "time_us": 2, "sm_clock_mhz": 1500},
+        {**common, "run_id": "clock_app", "time_us": 4, "sm_clock_mhz": 1500},
+        {**common, "run_id": "other", "gpu": "gtx1080", "cycles": 5000},
+    ]
+    path = _write(tmp_path / "m.csv", rows)
+    cached = validate_measured(path, ["mdm", "gpumech"], workers=1)
+    n_sims = len(cache_sim_calls)
+    assert n_sims == 3  # mdm_pascal, mdm_pascal at 1500 MHz, gtx1080
+
+    monkeypatch.setattr(runner, "STREAM_TRACE_BYTES", 0)
+    passes: list[int] = []
+    real = mdm.pipeline.predict_app_configs
+
+    def spy(app, gpus, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        assert isinstance(app, LazyApp)
+        passes.append(len(gpus))
+        return real(app, gpus, *a, **kw)
+
+    monkeypatch.setattr(mdm.pipeline, "predict_app_configs", spy)
+    streamed = validate_measured(path, ["mdm", "gpumech"], workers=1)
+    assert len(cache_sim_calls) == n_sims  # no eager simulation
+    assert sorted(passes) == [1, 1, 1]  # one lazy pass per cache key
+    pd.testing.assert_frame_equal(streamed.runs, cached.runs)
+    pd.testing.assert_frame_equal(streamed.kernels, cached.kernels)
+    runs = streamed.runs.set_index("run_id")
+    assert set(runs.loc["byname", "kernel_index"]) == {1}  # one row per model
+    assert set(runs.loc["byname", "kernel_name"]) == {
+        "jacobi5pt_odd(float const*, float*, int, int)"
+    }
+
+    # a bad kernel is the same error in both paths, found after the pass
+    bad = _write(tmp_path / "bad.csv", [*rows, {**common, "kernel": "7", "cycles": 1}])
+    with pytest.raises(ConfigError, match=r"row 7: kernel index 7 out of range; the trace has 2"):
+        validate_measured(bad, ["mdm"], workers=1)
+
+    # a malformed kernel body, met during the pass, names the file and the table's row
+    second.write_text(second.read_text().replace("\n0000 ", "\n0000 zz", 1))
+    with pytest.raises(ConfigError, match=r"m\.csv: row 1: trace .*kernel-2\.traceg:\d+"):
+        validate_measured(path, ["mdm"], workers=1)

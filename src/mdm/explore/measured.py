@@ -34,7 +34,11 @@ Choices (documented, tested):
   ``arch`` the ``gpu`` label, so the reports group per GPU.
 * Work is grouped per trace: each trace is read and prepared once, each distinct
   (gpu, clock) predicted once, and the cache simulation runs once per distinct
-  :func:`mdm.memory.cache_key` among them (``shared_cache_sim``).
+  :func:`mdm.memory.cache_key` among them (``shared_cache_sim``). A trace with more
+  kernel data on disk than ``mdm.explore.runner.STREAM_TRACE_BYTES`` is not held: each
+  group of configurations sharing a cache key is one pass over it, one kernel at a time
+  (:func:`mdm.pipeline.predict_app_configs`), and rows are matched to kernels (by index
+  or name) after the pass, from the names it read.
 * A bad row (missing column, unreadable trace or gpu, kernel out of range or not in the
   trace, both or neither of ``cycles``/``time_us``, non-positive value, duplicate
   ``run_id``) raises :class:`ConfigError` naming the table and the 1-based data row. A
@@ -47,16 +51,17 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from mdm.errors import ConfigError, MdmError
+from mdm.errors import ConfigError, MdmError, TraceFormatError
 from mdm.explore.runner import check_models, shared_cache_sim
 from mdm.explore.validate import ValidationResult, map_tasks, score
+from mdm.traces.model import KernelTrace, LazyApp, Memcpy
 from mdm.traces.workloads import BUILTIN
 
 NUMERIC = ("cycles", "time_us", "sm_clock_mhz")
@@ -226,8 +231,9 @@ class MeasuredTask:
 
 def _backend() -> dict[str, Callable[..., Any]]:
     from mdm.config import load_gpu
+    from mdm.explore.runner import trace_streamed
     from mdm.memory import cache_key, simulate_app
-    from mdm.pipeline import predict_app, prepare
+    from mdm.pipeline import predict_app, predict_app_configs, prepare
     from mdm.traces.workloads import load_trace
 
     return {
@@ -237,6 +243,8 @@ def _backend() -> dict[str, Callable[..., Any]]:
         "simulate_app": simulate_app,
         "cache_key": cache_key,
         "predict_app": predict_app,
+        "predict_app_configs": predict_app_configs,
+        "trace_streamed": trace_streamed,
     }
 
 
@@ -263,82 +271,196 @@ def select_kernel(names: Sequence[str], kernel: str) -> int:
     raise ValueError(f"kernel {kernel!r} matches kernels {hits}; give the index")
 
 
+@dataclass(frozen=True)
+class _RowConfig:
+    """One row's configuration: ``pkey`` = (gpu spec, clock) names one prediction."""
+
+    run_id: str
+    row: int
+    kernel: str
+    pkey: tuple[str, float]
+    gpu: Any
+    measured_clock: bool
+
+
+class _Task:
+    """Per-trace state of :func:`run_measured_task`: the output lists and the loaded gpus."""
+
+    def __init__(self, task: MeasuredTask, be: dict[str, Callable[..., Any]]) -> None:
+        self.task = task
+        self.be = be
+        self.out: dict[str, list[Any]] = {"runs": [], "pred": [], "skipped": [], "errors": []}
+        self._gpus: dict[str, Any] = {}
+
+    def config(
+        self, run_id: str, row: int, gspec: str, kernel: str, clock: float
+    ) -> _RowConfig | None:
+        """The row's configuration (its clock applied), or None with the row's error added."""
+        try:
+            if gspec not in self._gpus:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # unmapped gpgpusim options
+                    self._gpus[gspec] = self.be["load_gpu"](gspec)
+            base = self._gpus[gspec]
+        except (MdmError, OSError) as exc:
+            self.out["errors"].append((row, f"gpu {gspec!r}: {exc}"))
+            return None
+        measured = not math.isnan(clock)
+        clock_mhz = clock if measured else float(base.core_clock_mhz)
+        gpu = base.with_updates({"core_clock_mhz": clock}) if measured else base
+        return _RowConfig(run_id, row, kernel, (gspec, clock_mhz), gpu, measured)
+
+    def kernel_of(
+        self, row: int, kernel: str, names: Sequence[str], predicted: Sequence[int]
+    ) -> int | None:
+        """The row's kernel index (None: whole app); -1 with the row's error added."""
+        try:
+            k = None if kernel == "" else select_kernel(names, kernel)
+        except ValueError as exc:
+            self.out["errors"].append((row, f"{exc} ({self.task.trace})"))
+            return -1
+        if k is not None and k not in predicted:
+            self.out["errors"].append((row, f"kernel {k} of {self.task.trace} has no instructions"))
+            return -1
+        return k
+
+    def emit(
+        self,
+        rc: _RowConfig,
+        k: int | None,
+        names: Sequence[str],
+        predicted: Sequence[int],
+        pred: Any,
+    ) -> None:
+        """The row's model rows (the app total, or kernel ``k``'s) and its run record."""
+        rows = pred.to_rows()
+        if k is None:
+            sel = [r for r in rows if str(r["kernel"]) == "total"]
+        else:
+            pos = predicted.index(k)
+            sel = []
+            for m in self.task.models:
+                mine = [r for r in rows if r["model"] == m and str(r["kernel"]) != "total"]
+                sel.append(mine[pos])
+        for r in sel:
+            self.out["pred"].append({"run_id": rc.run_id, **r})
+        self.out["runs"].append(
+            {
+                "run_id": rc.run_id,
+                "kernel_index": -1 if k is None else k,
+                "kernel_name": "" if k is None else names[k],
+                "clock_mhz": rc.pkey[1],
+                "clock_source": "measured" if rc.measured_clock else "config",
+            }
+        )
+
+
 def run_measured_task(
     task: MeasuredTask, backend: dict[str, Callable[..., Any]] | None = None
 ) -> dict[str, list[Any]]:
     """Predict every row of one trace. Returns ``runs`` (per run: measured cycles, clock,
     kernel), ``pred`` (one model row per run and model), ``skipped`` ((run_id, reason))
     and ``errors`` ((row, message) for bad rows; raised by the caller, not picklable
-    exceptions across processes)."""
+    exceptions across processes).
+
+    A trace on disk with more kernel data than
+    :data:`mdm.explore.runner.STREAM_TRACE_BYTES` is not held: :func:`_run_streamed`."""
     be = backend or _backend()
-    out: dict[str, list[Any]] = {"runs": [], "pred": [], "skipped": [], "errors": []}
+    st = _Task(task, be)
     first = task.rows[0][1]
     try:
+        if (
+            "trace_streamed" in be
+            and not task.trace.startswith(BUILTIN)
+            and be["trace_streamed"](task.trace)
+        ):
+            return _run_streamed(st)
         app = be["load_trace"](task.trace)
         prepared = be["prepare"](app)
     except (MdmError, OSError) as exc:
-        out["errors"].append((first, f"trace {task.trace!r}: {exc}"))
-        return out
+        st.out["errors"].append((first, f"trace {task.trace!r}: {exc}"))
+        return st.out
     names = [k.name for k in app.kernels]
     # kernels with no instructions are left out of the prediction (mdm.pipeline)
     predicted = [pk.index for pk in prepared.kernels if pk.total_warp_insts > 0]
-    gpus: dict[str, Any] = {}
     caches: dict[tuple, Any] = {}
     preds: dict[tuple[str, float], Any] = {}
     for run_id, row, gspec, kernel, clock in task.rows:
-        try:
-            k = None if kernel == "" else select_kernel(names, kernel)
-        except ValueError as exc:
-            out["errors"].append((row, f"{exc} ({task.trace})"))
+        k = st.kernel_of(row, kernel, names, predicted)
+        if k == -1:
             continue
-        if k is not None and k not in predicted:
-            out["errors"].append((row, f"kernel {k} of {task.trace} has no instructions"))
+        rc = st.config(run_id, row, gspec, kernel, clock)
+        if rc is None:
             continue
         try:
-            if gspec not in gpus:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # unmapped gpgpusim options
-                    gpus[gspec] = be["load_gpu"](gspec)
-            base = gpus[gspec]
-        except (MdmError, OSError) as exc:
-            out["errors"].append((row, f"gpu {gspec!r}: {exc}"))
-            continue
-        measured_clock = not math.isnan(clock)
-        clock_mhz = clock if measured_clock else float(base.core_clock_mhz)
-        try:
-            pkey = (gspec, clock_mhz)
-            if pkey not in preds:
-                gpu = base if not measured_clock else base.with_updates({"core_clock_mhz": clock})
-                ckey = be["cache_key"](gpu)
+            if rc.pkey not in preds:
+                ckey = be["cache_key"](rc.gpu)
                 if ckey not in caches:
-                    caches[ckey] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
-                preds[pkey] = be["predict_app"](
-                    prepared, gpu, list(task.models), cache=caches[ckey]
+                    caches[ckey] = shared_cache_sim(be["simulate_app"], app, prepared, rc.gpu)
+                preds[rc.pkey] = be["predict_app"](
+                    prepared, rc.gpu, list(task.models), cache=caches[ckey]
                 )
         except MdmError as exc:
-            out["skipped"].append((run_id, str(exc)))
+            st.out["skipped"].append((run_id, str(exc)))
             continue
-        rows = preds[pkey].to_rows()
-        if k is None:
-            sel = [r for r in rows if str(r["kernel"]) == "total"]
-        else:
-            pos = predicted.index(k)
-            sel = []
-            for m in task.models:
-                mine = [r for r in rows if r["model"] == m and str(r["kernel"]) != "total"]
-                sel.append(mine[pos])
-        for r in sel:
-            out["pred"].append({"run_id": run_id, **r})
-        out["runs"].append(
-            {
-                "run_id": run_id,
-                "kernel_index": -1 if k is None else k,
-                "kernel_name": "" if k is None else names[k],
-                "clock_mhz": clock_mhz,
-                "clock_source": "measured" if measured_clock else "config",
-            }
-        )
-    return out
+        st.emit(rc, k, names, predicted, preds[rc.pkey])
+    return st.out
+
+
+def _run_streamed(st: _Task) -> dict[str, list[Any]]:
+    """:func:`run_measured_task` one kernel at a time: the rows' configurations are grouped
+    by :func:`mdm.memory.cache_key`, each group is one lazy pass over the trace
+    (``predict_app_configs``), and the kernels' names (for rows that select a kernel) are
+    recorded as the first complete pass reads them. A malformed kernel found during a pass
+    is an error of the table's first row of this trace, as in the cached path."""
+    task, be = st.task, st.be
+    rcs = [rc for r in task.rows if (rc := st.config(*r)) is not None]
+    groups: dict[tuple, dict[tuple[str, float], Any]] = {}
+    for rc in rcs:
+        groups.setdefault(be["cache_key"](rc.gpu), {}).setdefault(rc.pkey, rc.gpu)
+    preds: dict[tuple[str, float], Any] = {}
+    failed: dict[tuple[str, float], str] = {}
+    kernels: list[tuple[str, int]] | None = None
+    for members in groups.values():
+        seen: list[tuple[str, int]] = []
+        try:
+            app = _observed(be["load_trace"](task.trace, lazy=True), seen)
+            out = be["predict_app_configs"](app, list(members.values()), list(task.models))
+        except TraceFormatError as exc:
+            st.out["errors"].append((task.rows[0][1], f"trace {task.trace!r}: {exc}"))
+            return st.out
+        except (MdmError, OSError) as exc:
+            failed.update(dict.fromkeys(members, str(exc)))
+            continue
+        preds.update(zip(members, out, strict=True))
+        kernels = kernels or seen
+    names = [n for n, _ in kernels or []]
+    predicted = [i for i, (_, n) in enumerate(kernels or []) if n > 0]
+    for rc in rcs:
+        if rc.pkey in failed:
+            st.out["skipped"].append((rc.run_id, failed[rc.pkey]))
+            continue
+        k = st.kernel_of(rc.row, rc.kernel, names, predicted)
+        if k != -1:
+            st.emit(rc, k, names, predicted, preds[rc.pkey])
+    return st.out
+
+
+def _observed(app: Any, seen: list[tuple[str, int]]) -> Any:
+    """``app`` (a LazyApp) whose passes append each kernel's (name, warp instructions) to
+    ``seen`` as they read it, keeping no reference to the kernel."""
+    if not isinstance(app, LazyApp):
+        raise TypeError(f"expected a LazyApp, got {type(app).__name__}")
+    factory = app.commands_factory
+
+    def commands() -> Iterator[KernelTrace | Memcpy]:
+        for c in factory():
+            if isinstance(c, KernelTrace):
+                seen.append((c.name, c.n_instructions))
+            yield c
+            del c
+
+    return replace(app, commands_factory=commands)
 
 
 def validate_measured(
