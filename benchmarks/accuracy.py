@@ -8,10 +8,17 @@ by architecture and class (MD / NMD / calib). Usage:
 
     python benchmarks/accuracy.py [--reference ../shared/reference] [--runs REGEX]
         [--models mdm gpumech ...] [--merge-threshold 10] [--streaming-l1]
+        [--cache-timing point|base]
 
 ``--streaming-l1`` runs every configuration with its L1 made streaming (allocate on
 fill, paper 004 III-C) and nothing else changed: on SM7_QV100, whose 512 MSHRs never
 fill in the simulator, the prediction should barely move (paper 001 footnote 2).
+
+``--cache-timing base`` simulates each run's caches with the timing of its
+architecture's baseline (no extra options; :func:`mdm.memory.with_timing_of`), as a sweep
+with ``cache_timing = "base"`` does, and predicts on the run's own configuration: the
+accuracy that option costs on the DRAM, NoC and clock sweeps (``--runs
+"mdm_pascal__(dram|noc|core)"``).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import pandas as pd
 
 from mdm.config.accelsim import import_accelsim
 from mdm.errors import MdmError
-from mdm.memory import simulate_app
+from mdm.memory import simulate_app, with_timing_of
 from mdm.pipeline import predict_app, prepare
 from mdm.traces import open_trace
 
@@ -36,6 +43,7 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["mdm", "gpumech", "gpumech+", "mwp-cwp"])
     ap.add_argument("--merge-threshold", type=float, default=10.0)
     ap.add_argument("--streaming-l1", action="store_true", help="L1 allocate on fill")
+    ap.add_argument("--cache-timing", choices=["point", "base"], default="point")
     a = ap.parse_args()
     ref = Path(a.reference)
     res = pd.read_csv(ref / "results.csv", keep_default_na=False)
@@ -55,8 +63,14 @@ def main() -> None:
             )
         if a.streaming_l1:
             gpu = gpu.model_copy(update={"l1": gpu.l1.model_copy(update={"allocate_on": "fill"})})
+        sim = gpu
+        if a.cache_timing == "base":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                base = import_accelsim(ref / "configs" / r["arch"] / "gpgpusim.config", "")
+            sim = with_timing_of(gpu, base)
         try:
-            cache = simulate_app(p.app, gpu)
+            cache = simulate_app(p.app, sim)
         except MdmError as exc:
             print(f"{r['run_id']}: not predicted: {exc}")
             continue

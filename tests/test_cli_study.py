@@ -47,3 +47,25 @@ def test_study_bad_workload_is_one_line_error(tmp_path: Path) -> None:
     )
     assert res.exit_code == 1
     assert "expected NAME:key=value" in res.output
+
+
+def test_study_cache_timing_base_shares_the_simulation(tmp_path: Path) -> None:
+    """``--cache-timing base``: the DVFS study's two clocks share one cache simulation (one
+    part file, i.e. one work item), and still predict different cycles."""
+    runs = {}
+    for timing in ("point", "base"):
+        out = tmp_path / timing
+        args = ["study", "dvfs", "--out", str(out), "--workload", TINY, "--model", "mdm"]
+        res = CliRunner().invoke(app, [*args, "--workers", "1", "--cache-timing", timing])
+        assert res.exit_code == 0, res.output
+        runs[timing] = (
+            len(list((out / "sweep" / "parts").iterdir())),
+            pd.read_csv(out / "sweep" / "results.csv"),
+        )
+    assert runs["point"][0] == 2 and runs["base"][0] == 1
+    point, base = runs["point"][1], runs["base"][1]
+    assert base["cycles"].nunique() == 2
+    at_base = base["core_clock_mhz"] == 1400.0  # mdm_pascal's own clock: the same prediction
+    assert base.loc[at_base, "cycles"].tolist() == point.loc[at_base, "cycles"].tolist()
+    res = CliRunner().invoke(app, ["study", "dvfs", "--out", str(tmp_path), "--cache-timing", "x"])
+    assert res.exit_code == 1 and "expected point or base" in res.output

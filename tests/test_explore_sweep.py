@@ -320,3 +320,90 @@ def test_numpy_scalars_in_rows_round_trip(tmp_path: Path) -> None:
     assert back == [{"i": 3, "f": 0.5, "s": "x"}]
     with pytest.raises(TypeError, match="not JSON"):
         json.dumps([{"o": object()}], default=_scalar)
+
+
+# ---------------------------------------------------------------- cache_timing = base
+TIMED = {
+    "name": "timed",
+    "base": "mdm_pascal",
+    "grid": {"dram.bandwidth_gbps": [240.0, 480.0], "l1.mshr_entries": [64, 128]},
+    "zip": {"core_clock_mhz": [1000.0, 1400.0], "noc.bandwidth_gbps": [525.0, 1050.0]},
+    "workloads": [{"name": "stride", "params": {"gs": 32, "ctas": 16}, "label": "s32"}],
+    "models": ["mdm", "mdm-pipelined"],
+}
+
+
+def test_base_cache_timing_simulates_each_cache_configuration_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_sim_calls: list[tuple]
+) -> None:
+    """With ``cache_timing: base`` points that differ only in clock, latency or bandwidth
+    share one simulation, run with the base's timing; each point is then predicted on its
+    own configuration. The streamed path gives the same rows. Points at the base's timing
+    are predicted exactly as with ``cache_timing: point``."""
+    from mdm.config import load_gpu
+    from mdm.memory import simulate_app, with_timing_of
+    from mdm.pipeline import predict_app
+    from mdm.traces.accelsim import write_app
+    from mdm.traces.workloads import generate
+
+    point = run_sweep(parse_spec(TIMED), tmp_path / "point", executor="serial")
+    assert point.items_total == 8  # every point its own simulation
+    n_point = len(cache_sim_calls)
+    spec = parse_spec({**TIMED, "cache_timing": "base"})
+    base = run_sweep(spec, tmp_path / "base", executor="serial")
+    assert base.items_total == 2  # one per L1 MSHR count
+    assert len(cache_sim_calls) - n_point == 2
+    assert len(set(cache_sim_calls[n_point:])) == 2
+    base_gpu = load_gpu("mdm_pascal")
+    for key in cache_sim_calls[n_point:]:  # simulated with the base's timing
+        assert key[1] == base_gpu.core_clock_mhz
+        assert base_gpu.dram.bandwidth_gbps in key and base_gpu.noc.bandwidth_gbps in key
+
+    app = generate("stride", gs=32, ctas=16)
+    t = base.table.set_index(["point_id", "model"]).sort_index()
+    for p in expand_points(spec):
+        gpu = base_gpu.with_updates(p.updates)
+        cache = simulate_app(app, with_timing_of(gpu, base_gpu))
+        pred = predict_app(app, gpu, ["mdm", "mdm-pipelined"], cache=cache)
+        for m in ("mdm", "mdm-pipelined"):
+            assert t.loc[(p.point_id, m), "cycles"] == pytest.approx(pred.cycles(m), rel=1e-12)
+    # a point with the base's timing is predicted as without the option
+    at_base = point.table[
+        (point.table["core_clock_mhz"] == 1400.0) & (point.table["dram.bandwidth_gbps"] == 480.0)
+    ].set_index(["point_id", "model"])
+    assert len(at_base) == 4
+    for idx, row in at_base.iterrows():
+        assert t.loc[idx, "cycles"] == pytest.approx(row["cycles"], rel=1e-12)
+    # the timing still matters to the models: a slower clock and DRAM predict other cycles
+    assert t["cycles"].nunique() > 4
+
+    # streamed (one kernel at a time, predict_app_configs with sim_gpu): same rows
+    trace = write_app(app, tmp_path / "s32").parent
+    on_disk = {
+        **TIMED,
+        "cache_timing": "base",
+        "workloads": [{"trace": str(trace), "label": "s32"}],
+    }
+    monkeypatch.setattr(runner, "STREAM_TRACE_BYTES", 0)
+    runner._STREAMED.clear()
+    streamed = run_sweep(parse_spec(on_disk), tmp_path / "streamed", executor="serial")
+    pd.testing.assert_frame_equal(streamed.table, base.table)
+
+
+def test_cache_timing_is_in_the_manifest_only_when_not_the_default(tmp_path: Path) -> None:
+    """A sweep folder written before ``cache_timing`` existed resumes (the default is left
+    out of the manifest); switching the option in a folder is refused as another spec."""
+    _run(tmp_path, executor="serial")
+    man = json.loads((tmp_path / "manifest.json").read_text())
+    assert "cache_timing" not in man["spec"]
+    with pytest.raises(ConfigError, match="different sweep"):
+        run_sweep(
+            parse_spec({**SPEC, "cache_timing": "base"}),
+            tmp_path,
+            executor="serial",
+            evaluate=fake_evaluate,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )
+    with pytest.raises(ConfigError, match="cache_timing"):
+        parse_spec({**SPEC, "cache_timing": "sometimes"})

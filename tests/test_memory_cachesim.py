@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
-from mdm.memory import _core, cache_key, simulate_app, simulate_kernel
+from mdm.memory import (
+    TIMING_FIELDS,
+    _core,
+    cache_key,
+    simulate_app,
+    simulate_kernel,
+    with_timing_of,
+)
 from mdm.memory.cachesim import _L2State
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.stats import SCALAR_FIELDS
@@ -726,6 +733,24 @@ TIMING_UPDATES = {
 def test_cache_key_holds_every_field_the_simulation_reads(field: str) -> None:
     g = gpu()
     assert cache_key(g) != cache_key(g.with_updates({field: TIMING_UPDATES[field]}))
+
+
+@pytest.mark.parametrize("field", sorted(TIMING_UPDATES))
+def test_key_without_timing_drops_exactly_the_timing_fields(field: str) -> None:
+    """``cache_key(timing=False)`` ignores the clocks, latencies and bandwidths and nothing
+    else; ``with_timing_of`` gives a point the base's timing, hence the base's full key."""
+    g = gpu()
+    h = g.with_updates({field: TIMING_UPDATES[field]})
+    assert (cache_key(g, timing=False) == cache_key(h, timing=False)) == (field in TIMING_FIELDS)
+    assert cache_key(h, timing=True) == cache_key(h)  # the default keeps the timing
+    if field in TIMING_FIELDS:
+        assert cache_key(with_timing_of(h, g)) == cache_key(g)
+    else:
+        assert with_timing_of(h, g) == h  # g and h share their timing
+
+
+def test_timing_fields_are_all_in_the_key() -> None:
+    assert set(TIMING_FIELDS) <= set(TIMING_UPDATES)
 
 
 def test_same_cache_key_same_counts() -> None:

@@ -336,6 +336,7 @@ def predict_app_configs(
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
     nregs_policy: str = "clamp",
     on_kernel: Callable[[str], None] | None = None,
+    sim_gpu: GPUConfig | None = None,
 ) -> list[AppPrediction]:
     """:func:`predict_app` on several configurations that share one cache simulation
     (equal :func:`mdm.memory.cache_key`), in one pass over ``app``: each kernel is
@@ -343,6 +344,10 @@ def predict_app_configs(
     predicted on every configuration, so a sweep over a
     :class:`~mdm.traces.model.LazyApp` holds one kernel at a time. One
     :class:`AppPrediction` per configuration, in order.
+
+    ``sim_gpu``: simulate on this configuration instead, whose key must equal every
+    configuration's without the timing fields (``cache_key(g, timing=False)``): a sweep
+    whose caches are simulated with its base's timing (:func:`mdm.memory.with_timing_of`).
     """
     if not models:
         raise ValueError("predict_app needs at least one model")
@@ -350,11 +355,13 @@ def predict_app_configs(
         raise ValueError("predict_app_configs needs at least one configuration")
     from mdm.memory import cache_key
 
-    key = cache_key(gpus[0])
-    for other in gpus[1:]:
-        if cache_key(other) != key:
+    sim_cfg = gpus[0] if sim_gpu is None else sim_gpu
+    timing = sim_gpu is None
+    key = cache_key(sim_cfg, timing)
+    for other in gpus:
+        if cache_key(other, timing) != key:
             raise ValueError(
-                f"configurations {gpus[0].name!r} and {other.name!r} need different cache "
+                f"configurations {sim_cfg.name!r} and {other.name!r} need different cache "
                 "simulations (mdm.memory.cache_key differs)"
             )
     instances = {m: get_model(m) for m in models}
@@ -370,7 +377,7 @@ def predict_app_configs(
     if cache is None:
         from mdm.memory import AppSimulator
 
-        sim = AppSimulator(gpus[0])
+        sim = AppSimulator(sim_cfg)
 
     def stats_of(pk: PreparedKernel) -> KernelCacheStats:
         return sim.simulate(pk.kernel) if cache is None else cache.kernels[pk.index]

@@ -14,6 +14,12 @@ app = typer.Typer(help="Case studies (paper 001 Figs. 11-15).", no_args_is_help=
 _WL = typer.Option(None, "--workload", help="NAME or NAME:key=v,key=v (repeatable)")
 _TR = typer.Option(None, "--trace", help="trace folder (repeatable)")
 _MODELS = typer.Option(None, "--model", help="model (repeatable)")
+_TIMING = typer.Option(
+    "point",
+    "--cache-timing",
+    help="point: simulate the caches at every point's own clock and bandwidths; base: "
+    "at the preset's, one simulation per cache configuration (faster; see mdm.explore.spec)",
+)
 
 
 def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
@@ -33,8 +39,13 @@ def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
     return {"workloads": wls} if wls else {}
 
 
-def _kw(models: list[str] | None, preset: str, workers: int | None) -> dict:
+def _kw(
+    models: list[str] | None, preset: str, workers: int | None, cache_timing: str = "point"
+) -> dict:
+    if cache_timing not in ("point", "base"):
+        raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")
     kw: dict = {"base": preset, "workers": workers, "progress": True}
+    kw["cache_timing"] = cache_timing
     if models:
         kw["models"] = models
     return kw
@@ -50,12 +61,13 @@ def _study_command(command: str, func: str, doc: str) -> None:
         model: list[str] = _MODELS,
         preset: str = "mdm_pascal",
         workers: int = typer.Option(None),
+        cache_timing: str = _TIMING,
     ) -> None:
         with cli_errors():
             from mdm.explore import studies
 
             getattr(studies, func)(
-                out, **_workloads(workload, trace), **_kw(model, preset, workers)
+                out, **_workloads(workload, trace), **_kw(model, preset, workers, cache_timing)
             )
             typer.echo(f"wrote {out / (func + '.csv')} and {out / 'report.html'}")
 

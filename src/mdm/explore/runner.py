@@ -2,7 +2,9 @@
 
 A *work item* is one workload with all the points whose configurations share one
 ``mdm.memory.cache_key``: its cache simulation runs once and every point of the item
-reuses it. Each finished item is written as one JSON part file (its rows;
+reuses it. With the spec's ``cache_timing = "base"`` the key is that of the point with
+the base's clocks, latencies and bandwidths (``mdm.memory.with_timing_of``), on which
+the item's caches are then simulated (``WorkItem.sim_gpu``). Each finished item is written as one JSON part file (its rows;
 ``parts/<workload>__<key hash>.json``, temp file then ``os.replace``; JSON because a
 sweep writes thousands of tiny parts and Parquet's per-file cost dominated), so a sweep
 killed half-way resumes by skipping the items whose part exists; the merged table is
@@ -41,7 +43,12 @@ Evaluate = Callable[["WorkItem"], list[Row]]
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One workload x one group of points sharing a cache key (picklable)."""
+    """One workload x one group of points sharing a cache key (picklable).
+
+    ``sim_gpu``: the configuration the cache simulation runs on, when it is not the
+    points' own (a spec with ``cache_timing = "base"``: the points with the base's
+    timing, :func:`mdm.memory.with_timing_of`); None: ``gpus[0]``.
+    """
 
     workload: WorkloadSpec
     key_hash: str
@@ -49,6 +56,7 @@ class WorkItem:
     gpus: tuple[Any, ...] = field(hash=False)
     models: tuple[str, ...]
     swept_fields: tuple[str, ...]
+    sim_gpu: Any = field(default=None, hash=False)
 
     @property
     def part_name(self) -> str:
@@ -149,7 +157,7 @@ def evaluate_item(item: WorkItem) -> list[Row]:
     rows: list[Row] = []
     for point, gpu in zip(item.points, item.gpus, strict=True):
         if cache is None:
-            cache = shared_cache_sim(simulate_app, app, prepared, gpu)
+            cache = shared_cache_sim(simulate_app, app, prepared, item.sim_gpu or gpu)
         pred = predict_app(prepared, gpu, list(item.models), cache=cache)
         for r in pred.to_rows():
             if r.get("kernel", "total") != "total":
@@ -165,7 +173,7 @@ def _evaluate_streamed(item: WorkItem) -> list[Row]:
 
     assert item.workload.trace is not None  # streamed() is False for generated workloads
     app = open_trace(item.workload.trace, lazy=True)
-    preds = predict_app_configs(app, list(item.gpus), list(item.models))
+    preds = predict_app_configs(app, list(item.gpus), list(item.models), sim_gpu=item.sim_gpu)
     return [
         _label(item, point, gpu, r)
         for point, gpu, pred in zip(item.points, item.gpus, preds, strict=True)
@@ -174,16 +182,10 @@ def _evaluate_streamed(item: WorkItem) -> list[Row]:
     ]
 
 
-def field_value(gpu: Any, dotted: str) -> Any:
-    """Value of a dotted configuration field of a GPUConfig (``l1.mshr_entries``)."""
-    node = gpu
-    for part in dotted.split("."):
-        node = getattr(node, part)
-    return node
-
-
 def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
     """Prefix a model row with workload, point labels and the swept fields' actual values."""
+    from mdm.memory.cachesim import config_field
+
     out: Row = {
         "workload": item.workload.key,
         "point": point.index,
@@ -191,7 +193,7 @@ def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
         "delta": point.delta,
     }
     for f in item.swept_fields:
-        out[f] = field_value(gpu, f)
+        out[f] = config_field(gpu, f)
     out.update({k: v for k, v in r.items() if k != "kernel"})
     return out
 
@@ -214,9 +216,14 @@ def plan(
     load_base: Callable[[str], Any] = _load_base,
     cache_key: Callable[[Any], tuple] = _cache_key,
 ) -> list[WorkItem]:
-    """Build every point's validated GPUConfig and group the points by cache key."""
+    """Build every point's validated GPUConfig and group the points by cache key: of the
+    point's configuration, or with ``spec.cache_timing == "base"`` of the configuration
+    its caches are simulated on (:func:`mdm.memory.with_timing_of` the base)."""
+    from mdm.memory import with_timing_of
+
     base = load_base(spec.base)
     groups: dict[str, list[tuple[Point, Any]]] = {}
+    sims: dict[str, Any] = {}
     for p in expand_points(spec):
         try:
             gpu = base.with_updates(dict(p.updates))
@@ -224,8 +231,19 @@ def plan(
             raise ConfigError(
                 None, f"sweep {spec.name!r}, point {p.index} ({p.delta}, {p.updates}): {exc}"
             ) from None
-        kh = hashlib.sha1(repr(cache_key(gpu)).encode()).hexdigest()[:12]
+        sim = None
+        if spec.cache_timing == "base":
+            try:
+                sim = with_timing_of(gpu, base)
+            except MdmError as exc:
+                raise ConfigError(
+                    None,
+                    f"sweep {spec.name!r}, point {p.index} ({p.delta}): the base's timing "
+                    f"does not apply: {exc}",
+                ) from None
+        kh = hashlib.sha1(repr(cache_key(gpu if sim is None else sim)).encode()).hexdigest()[:12]
         groups.setdefault(kh, []).append((p, gpu))
+        sims.setdefault(kh, sim)
     items = []
     for w in spec.workloads:
         for kh, members in groups.items():
@@ -237,6 +255,7 @@ def plan(
                     gpus=tuple(m[1] for m in members),
                     models=tuple(spec.models),
                     swept_fields=tuple(spec.swept_fields),
+                    sim_gpu=sims[kh],
                 )
             )
     return items
@@ -328,7 +347,10 @@ class SweepResult:
 
 
 def _manifest(spec: SweepSpec) -> dict[str, Any]:
-    return {"spec": json.loads(spec.model_dump_json())}
+    data = json.loads(spec.model_dump_json())
+    if data.get("cache_timing") == "point":  # the default: manifests written before it
+        del data["cache_timing"]  # existed stay equal, so their sweeps resume
+    return {"spec": data}
 
 
 def run_sweep(

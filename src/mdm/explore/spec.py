@@ -13,11 +13,21 @@ lists (advanced together, all of the same length), workloads and models::
       - {name: stride, params: {gs: 32}, label: stride32}
       - {trace: ../shared/reference/traces/sm61/spmv_csr}
     models: [mdm, gpumech]
+    cache_timing: point        # or base
 
 Points are ``deltas x grid x zip`` (a missing part contributes one empty entry).
 Later parts override earlier ones on the same field. Relative trace paths are
 resolved against the spec file's folder. A point's id is a hash of its complete
 update dict, so ids are stable when the spec is edited (resume keeps finished points).
+
+``cache_timing``: ``point`` (default) simulates the caches of every point on its own
+configuration, so points that differ in a clock, latency or bandwidth each need a
+simulation; ``base`` simulates them with the base preset's
+:data:`mdm.memory.TIMING_FIELDS` (:func:`mdm.memory.with_timing_of`), so those points
+share one simulation per cache configuration and the models alone account for their
+timing, as in paper 001's pipeline. Measured on the reference's timing sweeps (DRAM and
+NoC bandwidth, clock; docs/status.md): mean |IPC error| of ``mdm-pipelined`` 12.2 % ->
+12.3 %, no run moved by more than 2.1 points.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -82,6 +92,7 @@ class SweepSpec(_Strict):
     zip: dict[str, list[Scalar]] = Field(default_factory=dict)
     workloads: list[WorkloadSpec] = Field(min_length=1)
     models: list[str] = Field(default_factory=lambda: ["mdm"], min_length=1)
+    cache_timing: Literal["point", "base"] = "point"
 
     @model_validator(mode="after")
     def _shapes(self) -> SweepSpec:

@@ -1,9 +1,17 @@
 """memory stage of the mdm pipeline: coalescer, block scheduling, L1/L2 cache simulator."""
 
-from mdm.memory.cachesim import AppSimulator, cache_key, simulate_app, simulate_kernel
+from mdm.memory.cachesim import (
+    TIMING_FIELDS,
+    AppSimulator,
+    cache_key,
+    simulate_app,
+    simulate_kernel,
+    with_timing_of,
+)
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
 
 __all__ = [
+    "TIMING_FIELDS",
     "AppSimulator",
     "CacheSimResult",
     "KernelCacheStats",
@@ -12,4 +20,5 @@ __all__ = [
     "cache_key",
     "simulate_app",
     "simulate_kernel",
+    "with_timing_of",
 ]

@@ -92,6 +92,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -134,7 +135,44 @@ _COUNTER_FIELDS = {
 }
 
 
-def cache_key(gpu: GPUConfig) -> tuple:
+#: The configuration fields that set only the timing of the cache simulation (clocks,
+#: latencies, bandwidths), as dotted names: :func:`cache_key` with ``timing=False`` leaves
+#: them out and :func:`with_timing_of` copies them from another configuration.
+TIMING_FIELDS = (
+    "core_clock_mhz",
+    "l1.hit_latency_cycles",
+    "l2.hit_latency_ns",
+    "dram.latency_ns",
+    "noc.bandwidth_gbps",
+    "noc.sm_port_gbps",
+    "dram.bandwidth_gbps",
+)
+
+
+def config_field(gpu: GPUConfig, dotted: str) -> Any:
+    """Value of a dotted configuration field (``l1.mshr_entries``)."""
+    node: Any = gpu
+    for part in dotted.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def with_timing_of(gpu: GPUConfig, base: GPUConfig) -> GPUConfig:
+    """``gpu`` with ``base``'s :data:`TIMING_FIELDS`: the configuration on which a sweep
+    with ``cache_timing = "base"`` simulates a point's caches (:mod:`mdm.explore.spec`).
+
+    Choice, measured: the timed simulation's miss rates hardly depend on these fields
+    (the order of accesses it interleaves is robust to its clock: docs/status.md), so a
+    point that differs from another only in timing can reuse its simulation, and the
+    models alone account for the bandwidths, clocks and latencies, as in paper 001's
+    pipeline, whose cache simulation is per cache configuration. The simulated wait
+    counters (``l2_blocked_cycles``, ``l1_miss_queue_wait_cycles``) then come from the
+    base's timing too.
+    """
+    return gpu.with_updates({f: config_field(base, f) for f in TIMING_FIELDS})
+
+
+def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
     """Exactly the configuration fields the cache simulation depends on.
 
     Two configurations with the same key give identical :class:`CacheSimResult` counts.
@@ -148,9 +186,13 @@ def cache_key(gpu: GPUConfig) -> tuple:
     (results are in bytes).
     """
     sm, l1, l2 = gpu.sm, gpu.l1, gpu.l2
+
+    def t(dotted: str) -> Any:  # a timing field, or its placeholder
+        return config_field(gpu, dotted) if timing else None
+
     return (
         gpu.n_sm,
-        gpu.core_clock_mhz,
+        t("core_clock_mhz"),
         sm.max_threads,
         sm.max_warps,
         sm.max_blocks,
@@ -190,15 +232,15 @@ def cache_key(gpu: GPUConfig) -> tuple:
         l2.set_index,
         l2.bank_interleave_bytes,
         l2.sub_partition_bits,
-        l2.hit_latency_ns,
-        gpu.dram.latency_ns,
+        t("l2.hit_latency_ns"),
+        t("dram.latency_ns"),
         # timing (mdm.memory._core._run_kernel, mdm.memory.schedule.run_timed)
         l1.banks,
-        l1.hit_latency_cycles,
-        gpu.noc.bandwidth_gbps,
-        gpu.noc.sm_port_gbps,
+        t("l1.hit_latency_cycles"),
+        t("noc.bandwidth_gbps"),
+        t("noc.sm_port_gbps"),
         gpu.noc.fifo_crossbar,
-        gpu.dram.bandwidth_gbps,
+        t("dram.bandwidth_gbps"),
     )
 
 
