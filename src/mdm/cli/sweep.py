@@ -33,5 +33,6 @@ def sweep(
             sweep_report(res.table, out_dir, s.swept_fields, f"sweep {s.name}")
         typer.echo(
             f"{len(res.table)} rows -> {out_dir / 'results.parquet'} "
-            f"({res.items_run} work items run, {res.items_skipped} resumed)"
+            f"({res.items_run} work items run, {res.items_skipped} resumed; one cache "
+            f"simulation per item, cache_timing = {s.cache_timing})"
         )
