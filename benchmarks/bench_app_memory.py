@@ -39,19 +39,20 @@ from typing import Any
 from mdm.traces import write_app
 from mdm.traces.workloads import generate
 
-_CHILD = r"""
-import json, sys, time
-from mdm.config import load_gpu
-from mdm.pipeline import predict_app
-from mdm.traces import open_trace
-
-
+# Peak RSS of the child process, in kB: put before each child script by _child.
+_HWM = r"""
 def hwm_kB():
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     return -1
+"""
 
+_CHILD = r"""
+import json, sys, time
+from mdm.config import load_gpu
+from mdm.pipeline import predict_app
+from mdm.traces import open_trace
 
 path, mode, gpu, model, warm = sys.argv[1:6]
 cfg = load_gpu(gpu)
@@ -69,12 +70,6 @@ import json, sys, tempfile, time
 from mdm.explore import runner
 from mdm.explore.spec import parse_spec
 
-
-def hwm_kB():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return -1
 
 
 def sweep(trace):
@@ -103,12 +98,6 @@ from mdm.explore import runner
 from mdm.explore.measured import validate_measured
 
 
-def hwm_kB():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return -1
-
 
 def measured(trace, name):
     table = f"{trace}/../{name}.csv"
@@ -135,7 +124,7 @@ def _child(
     path: Path, mode: str, gpu: str, model: str, warm: Path, code: str = _CHILD
 ) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", code, str(path), mode, gpu, model, str(warm)],
+        [sys.executable, "-c", _HWM + code, str(path), mode, gpu, model, str(warm)],
         check=True,
         capture_output=True,
         text=True,
