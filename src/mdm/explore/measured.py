@@ -425,14 +425,14 @@ def _run_streamed(st: _Task) -> dict[str, list[Any]]:
         seen: list[tuple[str, int]] = []
         try:
             app = _observed(be["load_trace"](task.trace, lazy=True), seen)
-            out = be["predict_app_configs"](app, list(members.values()), list(task.models))
+            done = be["predict_app_configs"](app, list(members.values()), list(task.models))
         except TraceFormatError as exc:
             st.out["errors"].append((task.rows[0][1], f"trace {task.trace!r}: {exc}"))
             return st.out
         except (MdmError, OSError) as exc:
             failed.update(dict.fromkeys(members, str(exc)))
             continue
-        preds.update(zip(members, out, strict=True))
+        preds.update(zip(members, done, strict=True))
         kernels = kernels or seen
     names = [n for n, _ in kernels or []]
     predicted = [i for i, (_, n) in enumerate(kernels or []) if n > 0]

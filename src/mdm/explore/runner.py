@@ -4,12 +4,13 @@ A *work item* is one workload with all the points whose configurations share one
 ``mdm.memory.cache_key``: its cache simulation runs once and every point of the item
 reuses it. With the spec's ``cache_timing = "base"`` the key is that of the point with
 the base's clocks, latencies and bandwidths (``mdm.memory.with_timing_of``), on which
-the item's caches are then simulated (``WorkItem.sim_gpu``). Each finished item is written as one JSON part file (its rows;
-``parts/<workload>__<key hash>.json``, temp file then ``os.replace``; JSON because a
-sweep writes thousands of tiny parts and Parquet's per-file cost dominated), so a sweep
-killed half-way resumes by skipping the items whose part exists; the merged table is
-rebuilt from the parts, with no row lost or duplicated. ``manifest.json`` records the
-spec; resuming into a folder of a different spec is refused.
+the item's caches are then simulated (``WorkItem.sim_gpu``). Each finished item is
+written as one JSON part file (its rows; ``parts/<workload>__<key hash>.json``, temp
+file then ``os.replace``; JSON because a sweep writes thousands of tiny parts and
+Parquet's per-file cost dominated), so a sweep killed half-way resumes by skipping the
+items whose part exists; the merged table is rebuilt from the parts, with no row lost
+or duplicated. ``manifest.json`` records the spec; resuming into a folder of a
+different spec is refused.
 
 Memory: a worker keeps each workload it has seen (the trace and its prepared kernels)
 for the items that follow, which is what makes a sweep over small traces fast. A trace
@@ -157,7 +158,8 @@ def evaluate_item(item: WorkItem) -> list[Row]:
     rows: list[Row] = []
     for point, gpu in zip(item.points, item.gpus, strict=True):
         if cache is None:
-            cache = shared_cache_sim(simulate_app, app, prepared, item.sim_gpu or gpu)
+            sim = gpu if item.sim_gpu is None else item.sim_gpu
+            cache = shared_cache_sim(simulate_app, app, prepared, sim)
         pred = predict_app(prepared, gpu, list(item.models), cache=cache)
         for r in pred.to_rows():
             if r.get("kernel", "total") != "total":
