@@ -240,6 +240,15 @@ def test_predict_app_configs_is_predict_app_per_configuration(on_disk: Path) -> 
     other = g1.with_updates({"dram.bandwidth_gbps": 100.0})
     with pytest.raises(ValueError, match="different cache simulations"):
         predict_app_configs(eager, [g1, other], MODELS)
+    # sim_gpu: one simulation on g1 for configurations that differ from it in timing only
+    pair = predict_app_configs(eager, [g1, other], MODELS, sim_gpu=g1)
+    assert pair[0].cycles("mdm") == both[0].cycles("mdm")
+    own = simulate_app(eager, g1)
+    assert pair[1].cycles("mdm") == predict_app(eager, other, MODELS, cache=own).cycles("mdm")
+    with pytest.raises(ValueError, match="different cache simulations"):  # structure differs
+        predict_app_configs(
+            eager, [other.with_updates({"l1.mshr_entries": 64})], MODELS, sim_gpu=g1
+        )
 
 
 def test_data_bytes_counts_each_listed_kernel(on_disk: Path, tmp_path: Path) -> None:
