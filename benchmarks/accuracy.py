@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from mdm.config.accelsim import import_accelsim
+from mdm.config.gpu import GPUConfig
 from mdm.errors import MdmError
 from mdm.memory import simulate_app, with_timing_of
 from mdm.pipeline import predict_app, prepare
@@ -50,6 +51,7 @@ def main() -> None:
     res["run_id"] = res["run_id"].str.strip()
     res = res[res["run_id"].str.contains(a.runs, regex=True)]
     prepared: dict[tuple[str, str], object] = {}
+    baselines: dict[str, GPUConfig] = {}  # --cache-timing base: each arch's config, read once
     rows = []
     for _, r in res.iterrows():
         key = (r["isa"], r["workload"])
@@ -65,10 +67,13 @@ def main() -> None:
             gpu = gpu.model_copy(update={"l1": gpu.l1.model_copy(update={"allocate_on": "fill"})})
         sim = gpu
         if a.cache_timing == "base":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                base = import_accelsim(ref / "configs" / r["arch"] / "gpgpusim.config", "")
-            sim = with_timing_of(gpu, base)
+            if r["arch"] not in baselines:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    baselines[r["arch"]] = import_accelsim(
+                        ref / "configs" / r["arch"] / "gpgpusim.config", ""
+                    )
+            sim = with_timing_of(gpu, baselines[r["arch"]])
         try:
             cache = simulate_app(p.app, sim)
         except MdmError as exc:
