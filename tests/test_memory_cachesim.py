@@ -531,6 +531,31 @@ def test_uncontended_completion_and_dram_queueing() -> None:
     assert ends[1] == pytest.approx(32 * 128 / 24.0)
 
 
+def test_issue_times_count_every_instruction_and_the_ldst_unit() -> None:
+    """Hand-worked issue times (1 GHz; 1/4 cycle per instruction, 4 schedulers, one warp):
+    five ALU instructions, a shared-memory load (one cycle of the LD/ST unit, from 1.25),
+    then a global load issued at 1.5 whose request waits for the unit: it enters the L1
+    at 2.25 and its data are back 20 + 100 + 200 later; its consumer issues then, three
+    ALU instructions follow, a second load of a new line issues at 322.25 + 4 x 0.25 and
+    completes 320 later; its consumer issues (+0.25), and the next kernel may start after
+    l2 + dram (100 + 200)."""
+    fp, lds = int(InstrClass.FP32), int(InstrClass.LD_SHARED)
+    insts = [(fp, [], 0)] * 5 + [(lds, [], 0), (LD, [128 * 7] * 32, 4), (fp, [], 0)]
+    insts += [(fp, [], 0)] * 3 + [(LD, [128 * 9] * 32, 4), (fp, [], 0)]
+    k = make_kernel(insts)
+    ld = np.flatnonzero(k.iclass == LD)
+    k.dst[ld, 0] = 1
+    k.src[ld + 1, 0] = 1
+    g = gpu().with_updates(
+        {"core_clock_mhz": 1000.0, "l2.hit_latency_ns": 100.0, "dram.latency_ns": 200.0}
+    )
+    state = _L2State(g)
+    simulate_kernel(k, g, l2=state, blocks_per_sm=1)
+    first = 2.25 + 20 + 100 + 200
+    second = first + 4 * 0.25 + 20 + 100 + 200
+    assert state.time == pytest.approx(second + 0.25 + 100 + 200)
+
+
 def test_mshr_limit_blocks_the_l1() -> None:
     """With one MSHR entry a second miss waits for the first fill; a hit behind it in
     the (blocking) L1 waits too, so a later merge candidate finds the line filled."""

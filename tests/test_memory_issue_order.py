@@ -59,7 +59,12 @@ def test_stored_order_is_a_permutation_and_last_order_is_kernel_order() -> None:
         j = ki.perm[pos]
         got = ki.reqs.req_line[ki.reqs.req_ptr[pos] : ki.reqs.req_ptr[pos + 1]]
         assert np.array_equal(got, line0[ptr0[j] : ptr0[j + 1]])
-    assert np.array_equal(ki.inst_mem[ki.inst[ki.perm]], np.arange(m))
+    # the LD/ST list gives each global instruction its stored position
+    stored = np.full(kernel.n_instructions, -1, np.int64)
+    stored[ki.ldst_pos] = ki.ldst_mem
+    assert np.array_equal(stored[ki.inst[ki.perm]], np.arange(m))
+    shared = np.setdiff1d(ki.ldst_pos, ki.inst)  # the other LD/ST-unit instructions
+    assert shared.size > 0 and np.all(stored[shared] == -2)
 
 
 def _chain_kernel(loads_per_warp: list[int]) -> KernelTrace:

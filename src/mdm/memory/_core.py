@@ -942,9 +942,9 @@ def run_timed(
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
-    ``args``: ``order, blk_ptr, wblk, blocks_per_sm, wseg_ptr, seg_first, inst_mem,
-    mem_is_load, n_sm, issue_cost, ldst_queue, t_start, i_sm, i_time, i_done, proc,
-    l1_port, cache_args, lrr, n_sched`` (as :func:`_run_timed` unpacks them).
+    ``args``: ``order, blk_ptr, wblk, blocks_per_sm, wseg_ptr, seg_first, ldst_pos,
+    ldst_mem, mem_is_load, n_sm, issue_cost, ldst_queue, t_start, i_sm, i_time, i_done,
+    proc, l1_port, cache_args, lrr, n_sched`` (as :func:`_run_timed` unpacks them).
 
     Blocks (``blk_ptr``: their warps' ranges in ``order``, blocks in launch order;
     ``wblk``: the block of every position of ``order``) go to SMs as GPGPU-Sim's
@@ -976,8 +976,11 @@ def run_timed(
     and ALL requests of the segment's loads have completed, since the next segment
     starts with an instruction that reads a loaded register. The SM with the earliest
     clock always goes next (a freed slot is handed out before any SM steps past its
-    time), so the L2 sees all SMs' accesses in approximate time order. A memory
-    instruction (``inst_mem`` >= 0 global, -2 shared/constant, -1 not LD/ST) enters the
+    time), so the L2 sees all SMs' accesses in approximate time order. The LD/ST-unit
+    instructions are listed apart (``ldst_pos``: their positions in the kernel, ascending;
+    ``ldst_mem``: the memory instruction, >= 0 global, -2 shared/constant), so the loop
+    steps over the other instructions without reading a per-instruction array (each
+    warp keeps a cursor into the list). A memory instruction enters the
     SM's LD/ST unit in order when the L1 port (``l1_port``, shared with ``cache_args``)
     is free (a blocking L1 stalls the unit), in arrival order, and at most
     ``ldst_queue`` instructions wait for the unit at a time; an SM issuing a further one
@@ -1023,7 +1026,8 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
         blocks_per_sm,
         wseg_ptr,
         seg_first,
-        inst_mem,
+        ldst_pos,
+        ldst_mem,
         mem_is_load,
         n_sm,
         issue_cost,
@@ -1080,6 +1084,7 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     icur = np.zeros(nw, np.int64)  # every warp's next instruction
     for p in range(nw):
         icur[p] = seg_first[min(nxt[p], seg_first.shape[0] - 1)]
+    lcur = np.searchsorted(ldst_pos, icur)  # every warp's next LD/ST-unit instruction
     sacc = np.zeros(nw, np.float64)  # when the current segment's loads are back so far
     last = np.full((n_sm, 2), -1, np.int64)  # LRR: the slot and warp that issued last
     greedy = np.full((n_sm, max(n_sched, 1)), -1, np.int64)  # GTO: every scheduler's last
@@ -1088,10 +1093,11 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     # issues or a block arrives)
     ssoon = np.full((n_sm, max(n_sched, 1)), -np.inf)
     return _timed_loop(
-        blk_ptr, wblk, seg_first, inst_mem, mem_is_load, issue_cost, ldst_queue, i_sm,
-        i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt, wend,
-        live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head, t_start,
-        lrr, icur, sacc, last, rslot, n_sched, greedy, gcur, ssoon, literally(l1_sectored),
+        blk_ptr, wblk, seg_first, ldst_pos, ldst_mem, mem_is_load, issue_cost, ldst_queue,
+        i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt,
+        wend, live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head,
+        t_start, lrr, icur, lcur, sacc, last, rslot, n_sched, greedy, gcur, ssoon,
+        literally(l1_sectored),
         literally(l2_sectored),
     )  # fmt: skip
 
@@ -1230,7 +1236,8 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         blk_ptr: np.ndarray,
         wblk: np.ndarray,
         seg_first: np.ndarray,
-        inst_mem: np.ndarray,
+        ldst_pos: np.ndarray,
+        ldst_mem: np.ndarray,
         mem_is_load: np.ndarray,
         issue_cost: float,
         ldst_queue: int,
@@ -1262,6 +1269,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         end: float,
         lrr: bool,
         icur: np.ndarray,
+        lcur: np.ndarray,
         sacc: np.ndarray,
         last: np.ndarray,
         rslot: np.ndarray,
@@ -1273,6 +1281,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         _l2_sectored: bool,
     ) -> float:
         n_blk = blk_ptr.shape[0] - 1
+        n_ldst = ldst_pos.shape[0]
         n_proc = 0
         prev = -1
         multi = n_sched > 1 and not lrr
@@ -1391,17 +1400,28 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                 ssoon[_u(sm), _u(sched)] = -np.inf  # its warp's ready time changes
                 gcur[_u(sm)] = sched + 1 if sched + 1 < n_sched else 0
             sready = t if i0 == seg_first[_u(gs)] else sacc[_u(pick)]
-            for i in range(i0, i1):
-                m = inst_mem[_u(i)]
-                if m != -1:  # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
-                    h = lsq_head[_u(sm)]
-                    if lsq[_u(sm), _u(h)] > t:
-                        t = lsq[_u(sm), _u(h)]
-                    lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
-                    lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
-                    if m == -2:  # shared memory / constant: one cycle of the unit
-                        l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
-                if m >= 0:
+            lc = lcur[_u(pick)]
+            i = i0
+            while i < i1:
+                nl = ldst_pos[_u(lc)] if lc < n_ldst else i1
+                if nl > i1:
+                    nl = i1
+                while i < nl:  # instructions outside the LD/ST unit: issue_cost each
+                    t += issue_cost
+                    i += 1
+                if i == i1:
+                    break
+                # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
+                m = ldst_mem[_u(lc)]
+                lc += 1
+                h = lsq_head[_u(sm)]
+                if lsq[_u(sm), _u(h)] > t:
+                    t = lsq[_u(sm), _u(h)]
+                lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
+                lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
+                if m == -2:  # shared memory / constant: one cycle of the unit
+                    l1_port[_u(sm)] = lsq[_u(sm), _u(h)] + 1.0
+                else:
                     i_time[_u(m)] = t
                     i_sm[_u(m)] = sm
                     one[0] = m
@@ -1411,9 +1431,11 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                     if mem_is_load[_u(m)] and i_done[_u(m)] > sready:
                         sready = i_done[_u(m)]
                 t += issue_cost
-                if multi and m != -1:  # the next scheduler's turn after an LD/ST instruction
-                    i1 = i + 1
+                i += 1
+                if multi:  # the next scheduler's turn after an LD/ST instruction
+                    i1 = i
                     break
+            lcur[_u(pick)] = lc
             clock[_u(sm)] = t
             icur[_u(pick)] = i1
             if i1 < seg_first[_u(gs + 1)]:  # LRR or a scheduler's turn ended: the segment goes on

@@ -307,13 +307,17 @@ class _KernelInputs:
     bank: np.ndarray
     l2set: np.ndarray
     kinds: np.ndarray
-    inst_mem: np.ndarray
+    # the LD/ST-unit instructions: their positions in the kernel (ascending) and, for
+    # each, -2 (shared memory or constant) or the position of the global memory
+    # instruction in ``inst`` (in the stored order, see ``perm``)
+    ldst_pos: np.ndarray
+    ldst_mem: np.ndarray
     upc: np.ndarray
     pc_idx: np.ndarray
     executions: np.ndarray
     segments: tuple[np.ndarray, np.ndarray]  # schedule.kernel_segments
     # Memory locality: ``kinds``, ``reqs`` (all but ``inst``), ``bank``, ``l2set`` and the
-    # positions in ``inst_mem`` may be stored with the memory instructions renumbered:
+    # positions in ``ldst_mem`` may be stored with the memory instructions renumbered:
     # position ``i`` holds instruction ``perm[i]`` of ``inst`` (None: kernel order). The
     # second simulation of a layout ``perm_key`` = (n_sm, blocks per SM) stores them in
     # the issue order ``observed`` in the first (:func:`_reorder`): in kernel order the
@@ -401,12 +405,13 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     kinds = memory_kinds(kernel, inst)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
-    inst_mem = np.full(kernel.n_instructions, -1, np.int64)
     ldst = np.isin(
         kernel.iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]
     )
-    inst_mem[ldst] = -2
-    inst_mem[inst] = np.arange(inst.shape[0])
+    ldst[inst] = True
+    ldst_pos = np.flatnonzero(ldst)
+    ldst_mem = np.full(ldst_pos.shape[0], -2, np.int64)
+    ldst_mem[np.searchsorted(ldst_pos, inst)] = np.arange(inst.shape[0])
     upc, idx = np.unique(kernel.pc[inst], return_inverse=True)
     out = _KernelInputs(
         inst=inst,
@@ -414,7 +419,8 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
         bank=bank,
         l2set=l2set,
         kinds=kinds,
-        inst_mem=inst_mem,
+        ldst_pos=ldst_pos,
+        ldst_mem=ldst_mem,
         upc=upc,
         pc_idx=idx,
         executions=np.bincount(idx, minlength=upc.shape[0]).astype(np.int64),
@@ -482,7 +488,7 @@ def _reorder(ki: _KernelInputs, rel: np.ndarray) -> None:
     ki.is_load = ki.pc_pos = None
     pos = np.empty(m, np.int64)
     pos[ki.perm] = np.arange(m)
-    ki.inst_mem[ki.inst] = pos
+    ki.ldst_mem[ki.ldst_mem >= 0] = pos  # the global ones, in kernel order as ``inst``
 
 
 @_serialised
@@ -513,7 +519,7 @@ def simulate_kernel(
     if ki.layout is None:
         ki.layout = timed_layout(kernel, gpu.n_sm, bps, ki.segments)
     lay = ki.layout
-    inst_mem, kinds, reqs = ki.inst_mem, ki.kinds, ki.reqs
+    kinds, reqs = ki.kinds, ki.reqs
     perm = ki.perm if ki.perm is not None else np.arange(inst.shape[0])
     if ki.is_load is None:
         ki.is_load = kinds == 0
@@ -590,7 +596,8 @@ def simulate_kernel(
         bps,
         lay.wseg_ptr,
         lay.seg_first,
-        inst_mem,
+        ki.ldst_pos,
+        ki.ldst_mem,
         ki.is_load,
         gpu.n_sm,
         1.0 / gpu.sm.schedulers,
