@@ -358,7 +358,8 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
 
 
 def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
-    """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``).
+    """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``),
+    as two int32 arrays.
 
     Banks are numbered ``chip * P + sub`` as GPGPU-Sim numbers sub-partitions, over
     ``dram.channels`` channels of ``P = banks / channels``: ``consecutive`` keeps that
@@ -373,8 +374,10 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
     l2 = gpu.l2
     lines = np.ascontiguousarray(lines, dtype=np.int64)
     # outputs allocated by NumPy: huge pages for large arrays, where numba's allocator
-    # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms)
-    out = (np.empty(lines.shape[0], np.int64), np.empty(lines.shape[0], np.int64))
+    # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms); int32 (banks and sets per
+    # bank are far below 2**31): half the bytes of int64 to write here and to read per
+    # request in the cache simulation
+    out = (np.empty(lines.shape[0], np.int32), np.empty(lines.shape[0], np.int32))
     line_log2 = int(l2.line_bytes).bit_length() - 1
     il = l2.bank_interleave_bytes
     il_log2 = il.bit_length() - 1  # used only where il is a power of two
