@@ -473,6 +473,48 @@ def test_streaming_table_hash_finds_exactly_the_live_entries(
         assert 4 * (int(pend_n[0, 0]) + int(pend_n[0, 3])) <= 3 * int(pend_n[0, 1])
 
 
+def test_streaming_table_hash_grows_with_the_fills_in_flight() -> None:
+    """A 1,024-entry table starts with a small hash (``streaming._H0`` buckets) and
+    doubles it as the entries in flight grow (up to ``2,048`` buckets: 2P), keeping every
+    live entry findable and a quarter of the buckets empty; fills of the earliest
+    entries leave tombstones that a rebuild clears."""
+    sets, ways, cap = 4, 8, 1024
+    tags, lru, valid, stamp = _one_l1(sets, ways)
+    ix = _core.new_way_index(1, sets, ways)
+    pend, pend_t, pend_n = streaming.new_table(1, cap)
+    assert int(pend_n[0, 1]) == streaming._H0
+    rng = np.random.default_rng(3)
+    keys = [(int(x) // 4, int(x) % 4) for x in rng.permutation(40_000)[:1500]]
+    seen = set()
+    for t, (line, k) in enumerate(keys[:1000]):  # 1,000 in flight at the end
+        streaming.add(
+            pend, pend_t, pend_n, 0, line, line % sets, k, 10_000.0 + t, tags, lru, valid,
+            ix, stamp,
+        )  # fmt: skip
+        seen.add(int(pend_n[0, 1]))
+        assert 4 * (int(pend_n[0, 0]) + int(pend_n[0, 3])) <= 3 * int(pend_n[0, 1])
+    assert seen == {256, 512, 1024, 2048}
+    assert all(streaming.find(pend, pend_n, 0, ln, q) >= 0 for ln, q in keys[:1000])
+    assert all(streaming.find(pend, pend_n, 0, ln, q) < 0 for ln, q in keys[1000:])
+    # the first 600 fill (tombstones), then 500 more are added: 900 in flight
+    streaming.drain(pend, pend_t, pend_n, 0, 10_599.0, tags, lru, valid, ix, stamp)
+    for t, (line, k) in enumerate(keys[1000:]):
+        streaming.add(
+            pend, pend_t, pend_n, 0, line, line % sets, k, 20_000.0 + t, tags, lru, valid,
+            ix, stamp,
+        )  # fmt: skip
+        assert 4 * (int(pend_n[0, 0]) + int(pend_n[0, 3])) <= 3 * int(pend_n[0, 1])
+    assert int(pend_n[0, 0]) == 900 and int(pend_n[0, 1]) == 2048
+    live = keys[600:]
+    assert all(
+        (pend[0, i, 0], pend[0, i, 2]) == (ln, q)
+        for ln, q in live
+        if (i := streaming.find(pend, pend_n, 0, ln, q)) >= 0
+    )
+    assert sum(streaming.find(pend, pend_n, 0, ln, q) >= 0 for ln, q in live) == 900
+    assert all(streaming.find(pend, pend_n, 0, ln, q) < 0 for ln, q in keys[:600])
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 5), st.integers(0, 63), st.integers(0, 3)), max_size=150),

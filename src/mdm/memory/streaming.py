@@ -15,15 +15,20 @@ Table of SM ``c`` (``P`` entries in stable slots): ``pend[c, i] = (line, set, se
 merges, seq, bucket)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``i``;
 ``pend_t[c, P]`` caches the earliest fill time (``inf`` when empty) so that a read with
 nothing to fill costs O(1) (the caller tests it inline). Row ``pend_n[c]`` holds, in
-order: the entries in use, ``H``, the next ``seq``, the tombstones; an open-addressing
-hash (linear probing) of ``H`` buckets from ``line * 32 + sector`` to the slot (``H``
-keys, -1 = empty, -2 = deleted, then ``H`` slots); a binary min-heap of the slots in
-use ordered by (fill time, insertion ``seq``); the stack of free slots
-(:func:`new_table` sizes it). An entry never moves in the hash, so its slot keeps its
-bucket and a fill deletes it with one store (a tombstone) instead of a probe: in
-tables of thousands of entries per SM (Volta: 4,096) that probe missed the CPU's
-caches on nearly every fill. When live entries and tombstones would pass 3/4 of ``H``
-the hash is rebuilt from the heap's slots. Before a
+order: the entries in use, ``H`` (the hash's buckets in use), the next ``seq``, the
+tombstones; a binary min-heap of the slots in use ordered by (fill time, insertion
+``seq``); the stack of free slots; an open-addressing hash (linear probing) from
+``line * 32 + sector`` to the slot, room for ``Hmax`` buckets (a power of two >= 2P)
+of which the first ``H`` are used (``Hmax`` keys, -1 = empty, -2 = deleted, then
+``Hmax`` slots). An entry never moves in the hash, so its slot keeps its bucket and a
+fill deletes it with one store (a tombstone) instead of a probe: in tables of thousands
+of entries per SM (Volta: 4,096) that probe missed the CPU's caches on nearly every
+fill. When live entries and tombstones would pass 3/4 of ``H`` the hash is rebuilt from
+the heap's slots, with twice the buckets when the live entries alone pass half of
+them. ``H`` starts at :data:`_H0`: an SM rarely has more than a few hundred fills in
+flight, and a hash sized for all ``P`` entries spreads them over ``2P`` keys (64 KB
+per SM at ``P`` = 4,096), so that nearly every probe of an L1 miss missed the CPU's
+caches (9 % of a Volta simulation's time). Before a
 read at time ``t`` the fills with time ``<= t`` are applied in that order
 (:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
 caller already delays a miss until the oldest entry completes, so this only reorders
@@ -40,7 +45,8 @@ from numba import njit
 from mdm.memory import _core  # module, not names: _core imports this module
 from mdm.memory._index import u as _u
 
-_KEYS = 4  # offset of the hash's keys in a row of ``pend_n``
+_HEAP = 4  # offset of the heap in a row of ``pend_n`` (after the four counters)
+_H0 = 256  # buckets of a new table's hash (it doubles as the fills in flight grow)
 
 
 def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,12 +54,12 @@ def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     buckets = 1
     while buckets < 2 * entries:
         buckets *= 2
-    pend_n = np.full((n_sm, _KEYS + 2 * buckets + 2 * entries), -1, np.int64)
+    pend_n = np.full((n_sm, _HEAP + 2 * entries + 2 * buckets), -1, np.int64)
     pend_n[:, 0] = 0  # entries in use
-    pend_n[:, 1] = buckets
+    pend_n[:, 1] = min(_H0, buckets)  # buckets in use
     pend_n[:, 2] = 0  # next seq
     pend_n[:, 3] = 0  # tombstones
-    free = _KEYS + 2 * buckets + entries
+    free = _HEAP + entries
     pend_n[:, free : free + entries] = np.arange(entries)[::-1]  # slot 0 on top
     return (
         np.zeros((n_sm, entries, 6), np.int64),
@@ -73,13 +79,27 @@ def _home(key: np.int64, nb: np.int64) -> np.int64:
     return ((key * np.int64(0x9E3779B1)) ^ (key >> 13)) & (nb - 1)
 
 
+@njit(cache=True, inline="always")
+def _keys_at(pend: np.ndarray) -> np.int64:
+    """Offset of the hash's keys in a row of ``pend_n`` (after the heap and the free
+    stack, ``P`` cells each); its slots start ``Hmax`` cells later."""
+    return _HEAP + 2 * pend.shape[1]
+
+
+@njit(cache=True, inline="always")
+def _slots_at(pend: np.ndarray, pend_n: np.ndarray) -> np.int64:
+    """Offset of the hash's slot column: the keys' offset plus ``Hmax``."""
+    return pend_n.shape[1] - (pend_n.shape[1] - _keys_at(pend)) // 2
+
+
 @njit(cache=True, _nrt=False)
-def _h_find(pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
+def _h_find(pend: np.ndarray, pend_n: np.ndarray, c: np.int64, key: np.int64) -> np.int64:
     """Bucket of ``key`` in SM ``c``'s hash, or -1 (tombstones are probed past)."""
     nb = pend_n[_u(c), 1]
+    keys = _keys_at(pend)
     h = _home(key, nb)
     while True:
-        kh = pend_n[_u(c), _u(_KEYS + h)]
+        kh = pend_n[_u(c), _u(keys + h)]
         if kh == key:
             return h
         if kh == -1:
@@ -94,34 +114,29 @@ def _h_insert(
     """Put ``key`` (absent) -> ``slot`` in the first free or deleted bucket of its probe
     run and record the bucket in the slot's row."""
     nb = pend_n[_u(c), 1]
+    keys = _keys_at(pend)
     h = _home(key, nb)
-    while pend_n[_u(c), _u(_KEYS + h)] >= 0:
+    while pend_n[_u(c), _u(keys + h)] >= 0:
         h = (h + 1) & (nb - 1)
-    if pend_n[_u(c), _u(_KEYS + h)] == -2:
+    if pend_n[_u(c), _u(keys + h)] == -2:
         pend_n[_u(c), 3] -= 1
-    pend_n[_u(c), _u(_KEYS + h)] = key
-    pend_n[_u(c), _u(_KEYS + nb + h)] = slot
+    pend_n[_u(c), _u(keys + h)] = key
+    pend_n[_u(c), _u(_slots_at(pend, pend_n) + h)] = slot
     pend[_u(c), _u(slot), 5] = h
 
 
 @njit(cache=True, _nrt=False)
-def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64) -> None:
-    """Empty SM ``c``'s hash (tombstones too) and insert its live slots again."""
-    nb = pend_n[_u(c), 1]
-    for h in range(nb):
-        pend_n[_u(c), _u(_KEYS + h)] = -1
+def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64, nb: np.int64) -> None:
+    """Empty SM ``c``'s hash (tombstones too), make it ``nb`` buckets and insert its
+    live slots again."""
+    keys = _keys_at(pend)
+    for h in range(max(nb, pend_n[_u(c), 1])):
+        pend_n[_u(c), _u(keys + h)] = -1
+    pend_n[_u(c), 1] = nb
     pend_n[_u(c), 3] = 0
-    heap = _heap_at(pend_n, c)
     for j in range(pend_n[_u(c), 0]):
-        i = pend_n[_u(c), _u(heap + j)]
+        i = pend_n[_u(c), _u(_HEAP + j)]
         _h_insert(pend, pend_n, c, _key(pend[_u(c), _u(i), 0], pend[_u(c), _u(i), 2]), i)
-
-
-@njit(cache=True, inline="always")
-def _heap_at(pend_n: np.ndarray, c: np.int64) -> np.int64:
-    """Offset of SM ``c``'s heap in its ``pend_n`` row (after the hash's ``2H`` cells);
-    the free-slot stack starts ``P`` cells later."""
-    return _KEYS + 2 * pend_n[_u(c), 1]
 
 
 @njit(cache=True, inline="always")
@@ -201,7 +216,7 @@ def _apply_first(
 ) -> None:
     """Fill SM ``c``'s earliest entry into the cache and free its slot."""
     p = pend.shape[1]
-    heap = _heap_at(pend_n, c)
+    heap = _HEAP
     free = heap + p
     n = pend_n[_u(c), 0]
     i = _heap_pop(pend, pend_t, pend_n, c, heap, n)
@@ -216,7 +231,7 @@ def _apply_first(
     stamp[0] += 1
     _core.use_way(lru, ix, c, s, w, stamp[0])
     valid[_u(c), _u(s), _u(w)] |= np.uint32(1) << np.uint32(k)
-    pend_n[_u(c), _u(_KEYS + pend[_u(c), _u(i), 5])] = -2  # delete: a tombstone
+    pend_n[_u(c), _u(_keys_at(pend) + pend[_u(c), _u(i), 5])] = -2  # delete: a tombstone
     pend_n[_u(c), 3] += 1
     pend_n[_u(c), _u(free + p - n)] = i  # push the slot on the free stack
     n -= 1
@@ -248,10 +263,10 @@ def find(
     pend: np.ndarray, pend_n: np.ndarray, c: np.int64, line: np.int64, k: np.int64
 ) -> np.int64:
     """Slot of SM ``c``'s in-flight entry for sector ``k`` of ``line``, or -1."""
-    h = _h_find(pend_n, c, _key(line, k))
+    h = _h_find(pend, pend_n, c, _key(line, k))
     if h < 0:
         return -1
-    return pend_n[_u(c), _u(_KEYS + pend_n[_u(c), 1] + h)]
+    return pend_n[_u(c), _u(_slots_at(pend, pend_n) + h)]
 
 
 @njit(cache=True, _nrt=False)
@@ -275,9 +290,12 @@ def add(
     if pend_n[_u(c), 0] == p:  # full: the earliest fill completes first
         _apply_first(pend, pend_t, pend_n, c, tags, lru, valid, ix, stamp)
     n = pend_n[_u(c), 0]
-    if 4 * (n + 1 + pend_n[_u(c), 3]) > 3 * pend_n[_u(c), 1]:  # keep a quarter empty
-        _h_rebuild(pend, pend_n, c)
-    heap = _heap_at(pend_n, c)
+    nb = pend_n[_u(c), 1]
+    if 4 * (n + 1 + pend_n[_u(c), 3]) > 3 * nb:  # keep a quarter empty
+        if 2 * (n + 1) > nb and 2 * nb <= _slots_at(pend, pend_n) - _keys_at(pend):
+            nb *= 2  # live entries alone past half: twice the buckets
+        _h_rebuild(pend, pend_n, c, nb)
+    heap = _HEAP
     free = heap + p
     i = pend_n[_u(c), _u(free + p - n - 1)]  # pop a free slot
     seq = pend_n[_u(c), 2]
