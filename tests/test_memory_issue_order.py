@@ -5,6 +5,8 @@ memory-layout change that must never change a result."""
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from simresult import flat as _flat
 
 from mdm.config.load import load_gpu
@@ -137,3 +139,17 @@ def test_the_next_block_goes_to_the_sm_that_frees_a_slot_first() -> None:
     sm_of = dict(zip(l2.last_order.tolist(), l2.last_sm.tolist(), strict=True))
     assert [sm_of[i] for i in range(7)] == [0, 0, 0, 0, 1, 1, 1]
     assert l2.last_order[:2].tolist() == [0, 4]  # equal clocks: the lower SM first
+
+
+@given(
+    st.integers(0, 8).flatmap(
+        lambda n: st.lists(st.integers(0, max(n - 1, 0)), min_size=n, max_size=n)
+    )
+)
+def test_permutation_check_agrees_with_sorting(values: list[int]) -> None:
+    """The stored issue order is kept only when the simulation processed every memory
+    instruction once (:func:`cachesim._is_permutation`, a marker array); the indices
+    are always below their count."""
+    a = np.array(values, np.int64)
+    want = np.array_equal(np.sort(a), np.arange(a.shape[0]))
+    assert cachesim._is_permutation(a) == want
