@@ -15,6 +15,9 @@ Figures only, no assertions; the hot spots are for reading against the source of
     python benchmarks/profile_cachesim.py [--gpu mdm_pascal] [--workload stride]
         [--ctas 16384] [--repeat 2] [--top 25] [--context 12] [--out DIR]
 
+(``--ctas`` applies to the built-in workloads that take a block count; the others run
+at their default size.)
+
 The child run simulates the trace ``--repeat`` times (a first simulation, then
 repeated ones, as ``bench_cachesim.py``); ``DIR`` keeps ``loop.o``, ``perf.data``, the
 annotated disassembly ``loop.ann`` (samples per instruction) and ``functions.txt``.
@@ -39,11 +42,18 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from mdm.config.load import load_gpu
     from mdm.memory import _core, cachesim
-    from mdm.traces.workloads import generate
+    from mdm.traces.workloads import WorkloadError, generate
 
     gpu_name, workload, ctas, repeat, out = sys.argv[1:6]
+
+    def make(n):  # workloads without a block count keep their default size
+        try:
+            return generate(workload, ctas=n)
+        except WorkloadError:
+            return generate(workload)
+
     g = load_gpu(gpu_name)
-    small = generate(workload, ctas=64)
+    small = make(64)
     for _ in range(3):
         cachesim.simulate_app(small, g)
     entry = _core._RUN_TIMED[bool(g.l1.sectored), bool(g.l2.sectored)]
@@ -58,7 +68,7 @@ _CHILD = textwrap.dedent(
     (out / "base").write_text(hex(lib.get_pointer_to_function(name)) + " " + name)
     if int(repeat) == 0:
         sys.exit(0)
-    app = generate(workload, ctas=int(ctas))
+    app = make(int(ctas))
     for i in range(int(repeat)):
         t0 = time.perf_counter()
         cachesim.simulate_app(app, g)

@@ -25,10 +25,11 @@ fill deletes it with one store (a tombstone) instead of a probe: in tables of th
 of entries per SM (Volta: 4,096) that probe missed the CPU's caches on nearly every
 fill. When live entries and tombstones would pass 3/4 of ``H`` the hash is rebuilt from
 the heap's slots, with twice the buckets when the live entries alone pass half of
-them. ``H`` starts at :data:`_H0`: an SM rarely has more than a few hundred fills in
-flight, and a hash sized for all ``P`` entries spreads them over ``2P`` keys (64 KB
-per SM at ``P`` = 4,096), so that nearly every probe of an L1 miss missed the CPU's
-caches (9 % of a Volta simulation's time). Before a
+them. ``H`` starts at :data:`_H0` and grows only as far as the fills in flight need
+(the stride benchmark on v100: 4,096 buckets, 1,024 to 2,048 fills in flight); a hash
+sized for all ``P`` entries from the start spread them over ``2P`` keys (64 KB per SM
+at ``P`` = 4,096), so that nearly every probe of an L1 miss missed the CPU's caches
+(9 % of a Volta simulation's time). Before a
 read at time ``t`` the fills with time ``<= t`` are applied in that order
 (:func:`drain`); a full table applies its earliest fill first (the MSHR ring of the
 caller already delays a miss until the oldest entry completes, so this only reorders
