@@ -98,7 +98,7 @@ def _short(name: str) -> str:
     words = []
     while i < len(name) and name[i].isdigit():
         j = i
-        while name[j].isdigit():
+        while j < len(name) and name[j].isdigit():
             j += 1
         n = int(name[i:j])
         words.append(name[j : j + n].replace("_3c", "<").replace("_3e", ">"))
@@ -154,6 +154,8 @@ def main() -> None:
                 per_ip[off] += 1
                 break
     jit = sum(per_fn.values())
+    if jit == 0:
+        sys.exit(f"error: none of the {total} samples fell in the compiled code (a larger --ctas?)")
     print(f"\n{total} samples, {jit} ({100 * jit / max(total, 1):.1f} %) in the compiled code")
     with open(out / "functions.txt", "w") as f:
         for name, n in per_fn.most_common():
