@@ -5,6 +5,7 @@ memory-layout change that must never change a result."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from simresult import flat as _flat
@@ -153,3 +154,83 @@ def test_permutation_check_agrees_with_sorting(values: list[int]) -> None:
     a = np.array(values, np.int64)
     want = np.array_equal(np.sort(a), np.arange(a.shape[0]))
     assert cachesim._is_permutation(a) == want
+
+
+def _barrier_kernel(warps: list[list[str]]) -> KernelTrace:
+    """One block of ``len(warps)`` warps; each warp a list of ``"L"`` (a load of 32
+    lines that reads the register the previous load wrote: a DRAM round trip each) and
+    ``"B"`` (a barrier)."""
+    pcs, iclass, dst, src, addrs, ptr, wptr = [], [], [], [], [], [0], [0]
+    line = 0
+    for ops in warps:
+        reg = -1
+        for i, op in enumerate(ops):
+            pcs.append(16 * i)
+            if op == "B":
+                iclass.append(InstrClass.BARRIER)
+                dst.append([-1] * MAX_DST)
+                src.append([-1] * MAX_SRC)
+            else:
+                iclass.append(InstrClass.LD_GLOBAL)
+                dst.append([i + 1] + [-1] * (MAX_DST - 1))
+                src.append([reg] + [-1] * (MAX_SRC - 1))
+                reg = i + 1
+                addrs.extend(128 * (line + lane) for lane in range(32))
+                line += 32
+            ptr.append(len(addrs))
+        wptr.append(len(pcs))
+    n_i, n_w = len(pcs), len(warps)
+    return KernelTrace(
+        name="barriers",
+        kernel_id=1,
+        grid=(1, 1, 1),
+        block=(32 * n_w, 1, 1),
+        nregs=8,
+        shmem_bytes=0,
+        binary_version=61,
+        warp_ptr=np.array(wptr, np.int64),
+        warp_block=np.zeros(n_w, np.int32),
+        warp_id=np.arange(n_w, dtype=np.int32),
+        pc=np.array(pcs, np.uint32),
+        opcode=np.zeros(n_i, np.uint16),
+        iclass=np.array(iclass, np.uint8),
+        mask=np.full(n_i, 0xFFFFFFFF, np.uint32),
+        dst=np.array(dst, np.int16),
+        src=np.array(src, np.int16),
+        mem_width=np.full(n_i, 4, np.uint8),
+        line=np.full(n_i, -1, np.int32),
+        addr_ptr=np.array(ptr, np.int64),
+        addrs=np.array(addrs, np.uint64),
+        opcodes=("LDG",),
+    )
+
+
+@pytest.mark.parametrize("policy", ["gto", "lrr"])
+def test_a_barrier_holds_a_blocks_warps_until_the_last_arrives(policy: str) -> None:
+    """Warp 0 runs three dependent loads (three DRAM round trips) before the block's
+    barrier, warp 1 none; after it each loads once. As in GPGPU-Sim (``bar.sync``),
+    warp 1 waits at the barrier, so its load comes after warp 0's chain and no earlier
+    than warp 0 reached the barrier. Without the wait it would be the second load
+    issued."""
+    k = _barrier_kernel([["L", "L", "L", "B", "L"], ["B", "L"]])
+    g = load_gpu("mdm_pascal").with_updates({"n_sm": 1})
+    gpu = g.model_copy(update={"sm": g.sm.model_copy(update={"scheduler_policy": policy})})
+    cachesim.clear_input_cache()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(k, gpu, l2)
+    assert l2.last_order[:3].tolist() == [0, 1, 2]
+    assert sorted(l2.last_order[3:].tolist()) == [4, 6]
+
+
+def test_a_warp_that_exits_releases_the_barrier_of_the_others() -> None:
+    """Warp 1 exits without reaching the barrier that warp 0 waits at: the barrier counts
+    the warps still running (GPGPU-Sim releases it when every unfinished warp has
+    arrived), so warp 0 goes on once warp 1 has finished its three dependent loads, and
+    every load is simulated. Without the wait warp 0's second load would come with warp
+    1's second."""
+    k = _barrier_kernel([["L", "B", "L"], ["L", "L", "L"]])
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 1})
+    cachesim.clear_input_cache()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(k, gpu, l2)
+    assert l2.last_order.tolist() == [0, 3, 4, 5, 2]

@@ -942,7 +942,7 @@ def run_timed(
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
-    ``args``: ``order, blk_ptr, wblk, blocks_per_sm, wseg_ptr, seg_first, ldst_pos,
+    ``args``: ``order, blk_ptr, wblk, blocks_per_sm, wseg_ptr, seg_first, seg_bar, ldst_pos,
     ldst_mem, mem_is_load, n_sm, issue_cost, ldst_queue, t_start, i_sm, i_time, i_done,
     proc, l1_port, cache_args, lrr, n_sched`` (as :func:`_run_timed` unpacks them).
 
@@ -974,7 +974,11 @@ def run_timed(
     simulated at once (:func:`_run_kernel`'s ``run_kernel`` with ``cache_args``, which
     sets its completion ``i_done``). A warp is ready again when its segment has issued
     and ALL requests of the segment's loads have completed, since the next segment
-    starts with an instruction that reads a loaded register. The SM with the earliest
+    starts with an instruction that reads a loaded register. A segment that ends with
+    a barrier (``seg_bar``; GPGPU-Sim ``bar.sync``) holds its warp until every
+    unfinished warp of the block has reached the barrier: the waiting warps are then
+    ready when the last arrived (or when their own loads are back, if later); a warp
+    that exits without reaching it is not waited for. The SM with the earliest
     clock always goes next (a freed slot is handed out before any SM steps past its
     time), so the L2 sees all SMs' accesses in approximate time order. The LD/ST-unit
     instructions are listed apart (``ldst_pos``: their positions in the kernel, ascending;
@@ -1026,6 +1030,7 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
         blocks_per_sm,
         wseg_ptr,
         seg_first,
+        seg_bar,
         ldst_pos,
         ldst_mem,
         mem_is_load,
@@ -1064,6 +1069,9 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     live = np.zeros(n_blk, np.int64)  # warps of a started block with segments left
     bend = np.zeros(n_blk, np.float64)  # when the block's warps have finished so far
     blo = blk_ptr[:-1].copy()  # every block's first warp that has not finished
+    barn = np.zeros(n_blk, np.int64)  # warps of the block waiting at its barrier
+    bart = np.full(n_blk, -np.inf)  # when the last of them arrived
+    bwait = np.zeros(nw, np.float64)  # a waiting warp's own ready time (its loads)
     slots = max(blocks_per_sm, 1)
     # every SM's nres resident blocks: GTO oldest first, LRR in slot order (rslot: slots)
     res = np.zeros((n_sm, slots), np.int64)
@@ -1093,10 +1101,11 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     # issues or a block arrives)
     ssoon = np.full((n_sm, max(n_sched, 1)), -np.inf)
     return _timed_loop(
-        blk_ptr, wblk, seg_first, ldst_pos, ldst_mem, mem_is_load, issue_cost, ldst_queue,
-        i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves, ready, nxt,
-        wend, live, bend, blo, res, nres, waiting, ht, hq, hs, hn, one, lsq, lsq_head,
-        t_start, lrr, icur, lcur, sacc, last, rslot, n_sched, greedy, gcur, ssoon,
+        blk_ptr, wblk, seg_first, seg_bar, ldst_pos, ldst_mem, mem_is_load, issue_cost,
+        ldst_queue, i_sm, i_time, i_done, proc, l1_port, cache_args, clock, tree, leaves,
+        ready, nxt, wend, live, bend, blo, barn, bart, bwait, res, nres, waiting, ht, hq,
+        hs, hn, one, lsq, lsq_head, t_start, lrr, icur, lcur, sacc, last, rslot, n_sched,
+        greedy, gcur, ssoon,
         literally(l1_sectored),
         literally(l2_sectored),
     )  # fmt: skip
@@ -1133,6 +1142,36 @@ _RUN_TIMED = {
     (True, False): _run_timed_sn,
     (True, True): _run_timed_ss,
 }
+
+
+#: Ready time of a warp waiting at its block's barrier: never ready by its clock (and
+#: not ``inf``, which marks a finished warp), until :func:`_release`.
+_AT_BARRIER = 1e300
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _release(
+    b: np.int64,
+    blo: np.ndarray,
+    blk_ptr: np.ndarray,
+    ready: np.ndarray,
+    bwait: np.ndarray,
+    barn: np.ndarray,
+    bart: np.ndarray,
+    ssoon: np.ndarray,
+    sm: np.int64,
+    multi: bool,
+) -> None:
+    """Every unfinished warp of block ``b`` has reached its barrier: each waiting warp is
+    ready when the last one arrived, or when its own loads are back if later."""
+    for p in range(blo[_u(b)], blk_ptr[_u(b + 1)]):
+        if ready[_u(p)] == _AT_BARRIER:
+            ready[_u(p)] = max(bwait[_u(p)], bart[_u(b)])
+    barn[_u(b)] = 0
+    bart[_u(b)] = -np.inf
+    if multi:  # the schedulers' bounds on their next ready warp no longer hold
+        for sc in range(ssoon.shape[1]):
+            ssoon[_u(sm), _u(sc)] = -np.inf
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -1236,6 +1275,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         blk_ptr: np.ndarray,
         wblk: np.ndarray,
         seg_first: np.ndarray,
+        seg_bar: np.ndarray,
         ldst_pos: np.ndarray,
         ldst_mem: np.ndarray,
         mem_is_load: np.ndarray,
@@ -1256,6 +1296,9 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         live: np.ndarray,
         bend: np.ndarray,
         blo: np.ndarray,
+        barn: np.ndarray,
+        bart: np.ndarray,
+        bwait: np.ndarray,
         res: np.ndarray,
         nres: np.ndarray,
         waiting: np.ndarray,
@@ -1446,12 +1489,23 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                 sready = t
             ready[_u(pick)] = sready
             nxt[_u(pick)] += 1
-            if nxt[_u(pick)] >= wend[_u(pick)]:  # the warp has finished
+            b = wblk[_u(pick)]
+            if nxt[_u(pick)] < wend[_u(pick)]:
+                if seg_bar[_u(gs)]:  # the warp waits at its block's barrier
+                    bwait[_u(pick)] = sready
+                    ready[_u(pick)] = _AT_BARRIER
+                    barn[_u(b)] += 1
+                    if t > bart[_u(b)]:
+                        bart[_u(b)] = t
+                    if barn[_u(b)] == live[_u(b)]:
+                        _release(b, blo, blk_ptr, ready, bwait, barn, bart, ssoon, sm, multi)
+            else:  # the warp has finished
                 ready[_u(pick)] = np.inf
-                b = wblk[_u(pick)]
                 if sready > bend[_u(b)]:
                     bend[_u(b)] = sready
                 live[_u(b)] -= 1
+                if live[_u(b)] > 0 and live[_u(b)] == barn[_u(b)]:  # the others wait
+                    _release(b, blo, blk_ptr, ready, bwait, barn, bart, ssoon, sm, multi)
                 if live[_u(b)] == 0:  # its block has ended: its slot is free at bend
                     if bend[_u(b)] > end:
                         end = bend[_u(b)]

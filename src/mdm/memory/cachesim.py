@@ -315,7 +315,7 @@ class _KernelInputs:
     upc: np.ndarray
     pc_idx: np.ndarray
     executions: np.ndarray
-    segments: tuple[np.ndarray, np.ndarray]  # schedule.kernel_segments
+    segments: tuple[np.ndarray, np.ndarray, np.ndarray]  # schedule.kernel_segments
     # Memory locality: ``kinds``, ``reqs`` (all but ``inst``), ``bank``, ``l2set`` and the
     # positions in ``ldst_mem`` may be stored with the memory instructions renumbered:
     # position ``i`` holds instruction ``perm[i]`` of ``inst`` (None: kernel order). The
@@ -596,6 +596,7 @@ def simulate_kernel(
         bps,
         lay.wseg_ptr,
         lay.seg_first,
+        lay.seg_bar,
         ki.ldst_pos,
         ki.ldst_mem,
         ki.is_load,

@@ -18,7 +18,8 @@ and :func:`run_timed` issues them with timing feedback from the caches:
   LD/ST instruction (with one scheduler: the oldest ready warp's whole segment); loose
   round robin one instruction of the next ready warp after the last issuer, over the
   SM's warp slots. A warp is ready again when its
-  segment's loads have their data; the LD/ST unit and the blocking L1 stall the SM.
+  segment's loads have their data, and after a barrier when every unfinished warp of
+  its block has reached it; the LD/ST unit and the blocking L1 stall the SM.
 * **Across SMs** the SM with the earliest clock always goes next, so the L2 sees all
   SMs' accesses in approximate time order.
 
@@ -115,14 +116,16 @@ class TimedLayout:
     wblk: np.ndarray  # int64[n_warps]: the block of every position of ``order``
     wseg_ptr: np.ndarray  # int64[n_warps+1]: segments of every warp (CSR)
     seg_first: np.ndarray  # int64[n_seg+1]: first instruction of every segment
+    seg_bar: np.ndarray  # bool[n_seg]: the segment ends with a barrier (BAR)
     n_active_sms: int
     n_waves: int
 
 
-def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray]:
-    """``(wseg_ptr, seg_first)`` of :class:`TimedLayout`: the issue segments of every warp
-    (:func:`_segments`), which depend on the kernel only. ``seg_first`` is allocated by
-    NumPy (huge pages; numba's allocator page-faults every 4 KiB of a large array)."""
+def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(wseg_ptr, seg_first, seg_bar)`` of :class:`TimedLayout`: the issue segments of
+    every warp (:func:`_segments`), which depend on the kernel only. ``seg_first`` is
+    allocated by NumPy (huge pages; numba's allocator page-faults every 4 KiB of a large
+    array)."""
     seg_first = np.empty(kernel.n_instructions + 1, np.int64)
     wseg_ptr = _segments(
         kernel.warp_ptr.astype(np.int64),
@@ -131,14 +134,16 @@ def kernel_segments(kernel: KernelTrace) -> tuple[np.ndarray, np.ndarray]:
         np.ascontiguousarray(kernel.dst, dtype=np.int16),
         seg_first,
     )
-    return wseg_ptr, seg_first[: int(wseg_ptr[-1]) + 1]
+    seg_first = seg_first[: int(wseg_ptr[-1]) + 1]
+    seg_bar = kernel.iclass[seg_first[1:] - 1] == _BAR  # a barrier ends the segment
+    return wseg_ptr, seg_first, seg_bar
 
 
 def timed_layout(
     kernel: KernelTrace,
     n_sm: int,
     blocks_per_sm: int,
-    segments: tuple[np.ndarray, np.ndarray] | None = None,
+    segments: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> TimedLayout:
     """Blocks in launch order (:func:`run_timed` gives them to SMs) and issue segments
     (:func:`_segments`; ``segments``: :func:`kernel_segments` of ``kernel`` computed
@@ -146,19 +151,20 @@ def timed_layout(
     n_warps = kernel.n_warps
     if n_warps == 0:
         z = np.zeros(1, np.int64)
-        return TimedLayout(z[:0], z, z[:0], z, z, 0, 0)
+        return TimedLayout(z[:0], z, z[:0], z, z, np.zeros(0, np.bool_), 0, 0)
     blocks, block_rank = np.unique(kernel.warp_block, return_inverse=True)
     n_active = min(n_sm, blocks.shape[0])
     order = np.lexsort((np.arange(n_warps), block_rank)).astype(np.int64)
     rank = block_rank[order]
     first = np.r_[True, rank[1:] != rank[:-1]]  # a block's first warp
-    wseg_ptr, seg_first = kernel_segments(kernel) if segments is None else segments
+    wseg_ptr, seg_first, seg_bar = kernel_segments(kernel) if segments is None else segments
     return TimedLayout(
         order=order,
         blk_ptr=np.r_[np.flatnonzero(first), n_warps].astype(np.int64),
         wblk=np.cumsum(first, dtype=np.int64) - 1,
         wseg_ptr=wseg_ptr,
         seg_first=seg_first,
+        seg_bar=seg_bar,
         n_active_sms=n_active,
         n_waves=-(-blocks.shape[0] // (n_active * blocks_per_sm)),
     )
