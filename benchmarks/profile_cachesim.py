@@ -16,7 +16,8 @@ Figures only, no assertions; the hot spots are for reading against the source of
         [--ctas 16384] [--repeat 2] [--top 25] [--context 12] [--out DIR]
 
 (``--ctas`` applies to the built-in workloads that take a block count; the others run
-at their default size.)
+at their default size. ``--workload`` may also name a trace folder, e.g. a reference
+trace with ``--gpu ../shared/reference/configs/mdm_pascal/gpgpusim.config``.)
 
 The child run simulates the trace ``--repeat`` times (a first simulation, then
 repeated ones, as ``bench_cachesim.py``); ``DIR`` keeps ``loop.o``, ``perf.data``, the
@@ -42,11 +43,14 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from mdm.config.load import load_gpu
     from mdm.memory import _core, cachesim
+    from mdm.traces import open_trace
     from mdm.traces.workloads import WorkloadError, generate
 
     gpu_name, workload, ctas, repeat, out = sys.argv[1:6]
 
     def make(n):  # workloads without a block count keep their default size
+        if Path(workload).exists():  # a trace folder or kernelslist.g
+            return open_trace(workload)
         try:
             return generate(workload, ctas=n)
         except WorkloadError:
