@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from simresult import flat as _flat
 
@@ -156,10 +156,11 @@ def test_permutation_check_agrees_with_sorting(values: list[int]) -> None:
     assert cachesim._is_permutation(a) == want
 
 
-def _barrier_kernel(warps: list[list[str]]) -> KernelTrace:
-    """One block of ``len(warps)`` warps; each warp a list of ``"L"`` (a load of 32
-    lines that reads the register the previous load wrote: a DRAM round trip each) and
-    ``"B"`` (a barrier)."""
+def _barrier_kernel(warps: list[list[str]], per_block: int = 0) -> KernelTrace:
+    """Blocks of ``per_block`` warps (default: one block of all); each warp a list of
+    ``"L"`` (a load of 32 lines that reads the register the previous load wrote: a DRAM
+    round trip each) and ``"B"`` (a barrier)."""
+    per_block = per_block or len(warps)
     pcs, iclass, dst, src, addrs, ptr, wptr = [], [], [], [], [], [0], [0]
     line = 0
     for ops in warps:
@@ -183,20 +184,20 @@ def _barrier_kernel(warps: list[list[str]]) -> KernelTrace:
     return KernelTrace(
         name="barriers",
         kernel_id=1,
-        grid=(1, 1, 1),
-        block=(32 * n_w, 1, 1),
+        grid=(-(-n_w // per_block), 1, 1),
+        block=(32 * per_block, 1, 1),
         nregs=8,
         shmem_bytes=0,
         binary_version=61,
         warp_ptr=np.array(wptr, np.int64),
-        warp_block=np.zeros(n_w, np.int32),
-        warp_id=np.arange(n_w, dtype=np.int32),
+        warp_block=np.arange(n_w, dtype=np.int32) // per_block,
+        warp_id=np.arange(n_w, dtype=np.int32) % per_block,
         pc=np.array(pcs, np.uint32),
         opcode=np.zeros(n_i, np.uint16),
         iclass=np.array(iclass, np.uint8),
         mask=np.full(n_i, 0xFFFFFFFF, np.uint32),
-        dst=np.array(dst, np.int16),
-        src=np.array(src, np.int16),
+        dst=np.array(dst, np.int16).reshape(-1, MAX_DST),
+        src=np.array(src, np.int16).reshape(-1, MAX_SRC),
         mem_width=np.full(n_i, 4, np.uint8),
         line=np.full(n_i, -1, np.int32),
         addr_ptr=np.array(ptr, np.int64),
@@ -234,3 +235,38 @@ def test_a_warp_that_exits_releases_the_barrier_of_the_others() -> None:
     l2 = cachesim._L2State(gpu)
     cachesim.simulate_kernel(k, gpu, l2)
     assert l2.last_order.tolist() == [0, 3, 4, 5, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("LLB"), max_size=7), min_size=1, max_size=9),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.sampled_from(["gto", "lrr"]),
+)
+def test_no_load_after_a_barrier_is_issued_before_the_block_reaches_it(
+    warps: list[list[str]], per_block: int, n_sm: int, policy: str
+) -> None:
+    """Random blocks of warps with loads and barriers (warps may reach different numbers
+    of barriers, as when some exit early): every load is simulated once, and within a
+    block no load after a warp's k-th barrier is issued before every load the block's
+    warps have before their k-th barrier (all of a warp's loads if it has fewer)."""
+    k = _barrier_kernel(warps, per_block)
+    g = load_gpu("mdm_pascal").with_updates({"n_sm": n_sm})
+    gpu = g.model_copy(update={"sm": g.sm.model_copy(update={"scheduler_policy": policy})})
+    cachesim.clear_input_cache()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=2)
+    pos = {int(i): n for n, i in enumerate(l2.last_order)}
+    loads = [
+        [(int(k.warp_ptr[w]) + j, ops[:j].count("B")) for j, op in enumerate(ops) if op == "L"]
+        for w, ops in enumerate(warps)
+    ]
+    assert sorted(pos) == sorted(i for w in loads for i, _ in w)
+    for b0 in range(0, len(warps), per_block):
+        block = [x for w in loads[b0 : b0 + per_block] for x in w]
+        for bar in range(1, max(ops.count("B") for ops in warps[b0 : b0 + per_block]) + 1):
+            before = [pos[i] for i, n in block if n < bar]
+            after = [pos[i] for i, n in block if n >= bar]
+            if before and after:
+                assert max(before) < min(after)
