@@ -73,41 +73,7 @@ def test_stored_order_is_a_permutation_and_last_order_is_kernel_order() -> None:
 def _chain_kernel(loads_per_warp: list[int]) -> KernelTrace:
     """One warp per block; warp ``w`` runs ``loads_per_warp[w]`` dependent loads (each
     reads the register the previous one loaded), every lane on its own line."""
-    pcs, dst, src, addrs, ptr, wptr = [], [], [], [], [0], [0]
-    line = 0
-    for n in loads_per_warp:
-        for i in range(n):
-            pcs.append(16 * i)
-            dst.append([i + 1] + [-1] * (MAX_DST - 1))
-            src.append([i if i else -1] + [-1] * (MAX_SRC - 1))
-            addrs.extend(128 * (line + lane) for lane in range(32))
-            line += 32
-            ptr.append(len(addrs))
-        wptr.append(len(pcs))
-    n_i, n_w = len(pcs), len(loads_per_warp)
-    return KernelTrace(
-        name="chains",
-        kernel_id=1,
-        grid=(n_w, 1, 1),
-        block=(32, 1, 1),
-        nregs=8,
-        shmem_bytes=0,
-        binary_version=61,
-        warp_ptr=np.array(wptr, np.int64),
-        warp_block=np.arange(n_w, dtype=np.int32),
-        warp_id=np.zeros(n_w, np.int32),
-        pc=np.array(pcs, np.uint32),
-        opcode=np.zeros(n_i, np.uint16),
-        iclass=np.full(n_i, InstrClass.LD_GLOBAL, np.uint8),
-        mask=np.full(n_i, 0xFFFFFFFF, np.uint32),
-        dst=np.array(dst, np.int16),
-        src=np.array(src, np.int16),
-        mem_width=np.full(n_i, 4, np.uint8),
-        line=np.full(n_i, -1, np.int32),
-        addr_ptr=np.array(ptr, np.int64),
-        addrs=np.array(addrs, np.uint64),
-        opcodes=("LDG",),
-    )
+    return _barrier_kernel([["L"] * n for n in loads_per_warp], per_block=1)
 
 
 def test_a_finished_block_frees_its_slot_at_once() -> None:
