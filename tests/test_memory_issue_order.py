@@ -122,10 +122,11 @@ def test_permutation_check_agrees_with_sorting(values: list[int]) -> None:
     assert cachesim._is_permutation(a) == want
 
 
-def _barrier_kernel(warps: list[list[str]], per_block: int = 0) -> KernelTrace:
+def _barrier_kernel(warps: list[list[str | tuple[int, ...]]], per_block: int = 0) -> KernelTrace:
     """Blocks of ``per_block`` warps (default: one block of all); each warp a list of
-    ``"L"`` (a load of 32 lines that reads the register the previous load wrote: a DRAM
-    round trip each) and ``"B"`` (a barrier)."""
+    ``"L"`` (a load of 32 new lines that reads the register the previous load wrote: a
+    DRAM round trip each), ``"B"`` (a barrier) and tuples of line numbers (a load of
+    those lines that depends on nothing)."""
     per_block = per_block or len(warps)
     pcs, iclass, dst, src, addrs, ptr, wptr = [], [], [], [], [], [0], [0]
     line = 0
@@ -137,13 +138,18 @@ def _barrier_kernel(warps: list[list[str]], per_block: int = 0) -> KernelTrace:
                 iclass.append(InstrClass.BARRIER)
                 dst.append([-1] * MAX_DST)
                 src.append([-1] * MAX_SRC)
-            else:
+            elif op == "L":
                 iclass.append(InstrClass.LD_GLOBAL)
                 dst.append([i + 1] + [-1] * (MAX_DST - 1))
                 src.append([reg] + [-1] * (MAX_SRC - 1))
                 reg = i + 1
                 addrs.extend(128 * (line + lane) for lane in range(32))
                 line += 32
+            else:  # the lanes read the given lines, in turn
+                iclass.append(InstrClass.LD_GLOBAL)
+                dst.append([i + 1] + [-1] * (MAX_DST - 1))
+                src.append([-1] * MAX_SRC)
+                addrs.extend(128 * op[lane % len(op)] for lane in range(32))
             ptr.append(len(addrs))
         wptr.append(len(pcs))
     n_i, n_w = len(pcs), len(warps)
@@ -236,3 +242,22 @@ def test_no_load_after_a_barrier_is_issued_before_the_block_reaches_it(
             after = [pos[i] for i, n in block if n >= bar]
             if before and after:
                 assert max(before) < min(after)
+
+
+def test_the_l2_sees_a_request_before_its_reply_queues() -> None:
+    """SM 0 reads 96 lines (three independent loads), then line X; SM 1 reads line X at
+    once, so X is in flight from the L2 for a DRAM latency (220 + 100 cycles). SM 0's
+    request for X leaves its miss queue about 97 cycles in (one request per cycle) and
+    reaches the L2 while X is still in flight: an L2 pending hit. The replies of SM 0's
+    96 lines hold its share of the NoC for 96 x 4 cycles, which delays the data
+    of X, not the L2's view of the request (charging that share before the L2, the
+    request arrived after X's fill and hit)."""
+    x = 2_000_000
+    loads = [tuple(range(1_000_000 + 32 * n, 1_000_032 + 32 * n)) for n in range(3)]
+    k = _barrier_kernel([[*loads, (x,)], [(x,)]], per_block=1)
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 2})
+    cachesim.clear_input_cache()
+    res = cachesim.simulate_kernel(k, gpu, cachesim._L2State(gpu), blocks_per_sm=1)
+    assert res.l2_read_accesses == 98
+    assert res.l2_read_misses == 97
+    assert res.l2_pending_hits == 1

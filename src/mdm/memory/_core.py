@@ -573,12 +573,16 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
         * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
           then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
           serves; 0: no port limit);
-        * then it takes the SM's share of the NoC: sent at ``max(t, noc_free[c])``, then
-          ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
-          cycle), i.e. the reply bandwidth is enforced in simulation order;
         * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
-          ``bank * channels // banks``, :func:`dram_queue`), and the fill arrives ``l2_lat``
-          (+ ``dram_lat``) after (paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended);
+          ``bank * channels // banks``, :func:`dram_queue`);
+        * its reply takes a slot of the SM's share of the NoC, ``max(t, noc_free[c])``,
+          then ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
+          cycle): the reply bandwidth is enforced in request order, and the data arrive
+          ``l2_lat`` after the later of that slot and the L2's data (+ ``dram_lat`` for
+          a miss; paper 001 eq. 4: L_MinLLC + L_MinDRAM when uncontended). The slot
+          delays the data, not the L2's view of the request: a burst of one SM's misses
+          queues for its reply port while the L2 already merges (or, past the merge
+          limit, blocks on) the other SMs' requests for the same lines;
         * ``i_done[j]``: when all of instruction ``j``'s requests have their data, plus
           ``l1_lat`` (the L1 pipeline paid by hits and misses alike).
         """
@@ -783,11 +787,12 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         if bank_free[_u(b)] > t_eff:
                             t_eff = bank_free[_u(b)]
                         bank_free[_u(b)] = t_eff + bank_step
-                        # the reply leaves at the SM's NoC share (reply bandwidth)
+                        t_l2 = t_eff  # the L2 sees the request when it arrives
+                        # its reply takes a slot of the SM's NoC share (reply bandwidth),
+                        # in request order: the data come back no earlier than that slot
                         if noc_free[_u(c)] > t_eff:
                             t_eff = noc_free[_u(c)]
                         noc_free[_u(c)] = t_eff + noc_step
-                        t_l2 = t_eff
                         # fetch sector k (sectored L1), else the whole line
                         qmask = bit if l1_sectored else all_sec
                     # ---- the L2 accesses: one per sector of qmask (sectored L2), else the

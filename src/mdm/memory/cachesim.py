@@ -45,23 +45,26 @@ Model (all choices the papers leave open are listed here):
   SM's miss queue, one per cycle (GPGPU-Sim ``baseline_cache::cycle``), and a request
   that finds its ``l1.miss_queue_entries`` entries taken holds the L1 until one leaves
   (``MISS_QUEUE_FULL``; ``l1_miss_queue_wait_cycles`` sums those waits over the SMs).
-  A miss completes at ``max(t, SM's NoC share free) + L2 hit latency`` (paper 001 eq. 4,
-  ``L_MinLLC``), plus, for an L2 miss, its DRAM channel's queue and ``dram latency``
-  (``L_MinDRAM``): replies to an SM are limited to its share
+  A miss queues at its L2 bank's port (FIFO in simulation order): the port serves one
+  miss per :func:`_l2_port_cycles` (a reply of a line, or sector when sectored, at
+  ``noc.sm_port_gbps``, one packet per interconnect cycle per port; with
+  ``noc.fifo_crossbar`` slowed by the head-of-line efficiency
+  ``fifo_crossbar_packets_per_cycle(active SMs, banks) / min(active SMs, banks)``; no
+  limit without ``sm_port_gbps``), and the L2 access happens at ``max(t, bank free)``;
+  the port state persists across the kernels of an app. An L2 miss then queues at its
+  DRAM channel (``dram.bandwidth_gbps / dram.channels`` per channel, L2 bank ``b`` ->
+  channel ``b * channels // banks``). The reply takes a slot of the SM's share
   ``GPUConfig.noc_gbps(active SMs) / active SMs`` (NoC bandwidth, SM port, FIFO-crossbar
-  head-of-line blocking; a line, or a sector when the L1 is sectored, per reply) and
-  DRAM transfers to ``dram.bandwidth_gbps / dram.channels`` per channel (L2 bank
-  ``b`` -> channel ``b * channels // banks``). Before the reply
-  share, a miss queues at its L2 bank's port (FIFO in simulation order): the port
-  serves one miss per :func:`_l2_port_cycles` (a reply of a line, or sector when
-  sectored, at ``noc.sm_port_gbps``, one packet per interconnect cycle per port;
-  with ``noc.fifo_crossbar`` slowed by the head-of-line efficiency
-  ``fifo_crossbar_packets_per_cycle(active SMs, banks) / min(active SMs, banks)``;
-  no limit without ``sm_port_gbps``), so the L2 access starts at ``max(t, bank
-  free)``; the port state persists across the kernels of an app. The order port ->
-  reply share was chosen by measurement (the reverse order agreed less with
-  Accel-Sim's L1 miss rates). Uncontended, a load completes ``l1.hit_latency_cycles``
-  (+ L2 hit latency (+ DRAM latency)) after issue. Not modelled: L2 MSHR capacity,
+  head-of-line blocking; a line, or a sector when the L1 is sectored, per reply), given
+  in request order, and the miss completes ``L2 hit latency`` (paper 001 eq. 4,
+  ``L_MinLLC``) after the later of that slot and the L2's data (``dram latency``,
+  ``L_MinDRAM``, after the DRAM transfer starts for an L2 miss). The reply share delays
+  the data only: until 2026-11-25 it also delayed the L2 access, so a burst of one SM's
+  misses reached the L2 spread over its reply queue, and reads of a line from many SMs
+  (gemm_tiled's shared tiles) overflowed the line's L2 MSHR merge slots late in its
+  flight (L2 merge-limit blocking 49 cycles per bank against Accel-Sim's 902 on
+  SM7_QV100, now 624; docs/status.md). Uncontended, a load completes
+  ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. Not modelled: L2 MSHR capacity,
   request-direction NoC traffic of stores and atomics (they take a miss-queue slot,
   no L2 port slot), DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from

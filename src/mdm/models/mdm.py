@@ -69,8 +69,11 @@ the mean over banks (requests spread evenly over the banks by the address mappin
 Effect on the 83 reference runs (``mdm-pipelined``): SM7_QV100 baselines 21.45% ->
 21.0% (gemm_tiled +65% -> +59%, spmv_csr +0.3% -> -2.9%), mdm_pascal baselines
 15.6% -> 15.7% (gemm_tiled -23% -> -24%), MD+NMD 16.9% unchanged. The simulated
-blocking is smaller than Accel-Sim's (per bank: gemm_tiled 146 vs 902 cycles on
-SM7_QV100, 123 vs 466 on mdm_pascal; spmv_csr 331 vs 405 on SM7_QV100).
+blocking was far below Accel-Sim's (per bank: gemm_tiled 146 vs 902 cycles on
+SM7_QV100, 123 vs 466 on mdm_pascal; spmv_csr 331 vs 405 on SM7_QV100) until the
+cache simulation stopped delaying the L2's view of a request by its reply's NoC slot
+(2026-11-25): gemm_tiled 624 and 344, spmv_csr 1,145 (SM7_QV100) and 1 (mdm_pascal,
+Accel-Sim 165); gemm_tiled on SM7_QV100 +66% -> +44%, spmv_csr -3% -> -12%.
 
 Kernel end (fourth step, :func:`kernel_end_drain`): the kernel's ``noc`` and ``dram``
 terms gain, once, the part of its last wave's *last* interval's queue that eq. (9)
