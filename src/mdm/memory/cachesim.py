@@ -64,9 +64,10 @@ Model (all choices the papers leave open are listed here):
   (gemm_tiled's shared tiles) overflowed the line's L2 MSHR merge slots late in its
   flight (L2 merge-limit blocking 49 cycles per bank against Accel-Sim's 902 on
   SM7_QV100, now 624; docs/status.md). Uncontended, a load completes
-  ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. Not modelled: L2 MSHR capacity,
-  request-direction NoC traffic of stores and atomics (they take a miss-queue slot,
-  no L2 port slot), DRAM row-buffer effects and read/write turnarounds.
+  ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. Not
+  modelled: L2 MSHR capacity, request-direction NoC traffic of stores and atomics (they
+  take a miss-queue slot, no L2 port slot), DRAM row-buffer effects and read/write
+  turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks (one per channel:
   ``(addr // bank_interleave_bytes) mod banks``), or GPGPU-Sim's ``ipoly``,
