@@ -4,7 +4,11 @@ For every row of ``../shared/reference/results.csv`` whose configuration the sim
 supports, the trace is simulated on the configuration imported from the run's
 ``gpgpusim.config`` plus the row's ``extra_options``. Prints, per run: L1 read
 accesses, hits, pending hits, misses, L1 and L2 miss rates, DRAM reads and writes
-(atoms), ours / reference / relative difference; then the mean absolute differences.
+(atoms), and the L2 merge-limit blocking per bank (our ``l2_blocked_cycles`` against
+the log's ``L2_cache_stats_fail_breakdown[GLOBAL_ACC_R][MSHR_MERGE_ENRTY_FAIL]``, retry
+cycles of reads whose L2 MSHR entry had no merge slot, from ``logs/<run_id>.json``;
+both over the L2 banks), ours / reference / relative difference; then the mean
+absolute differences.
 Figures only, no assertions. Usage::
 
     python benchmarks/compare_cachesim_reference.py [--reference ../shared/reference]
@@ -14,6 +18,7 @@ Figures only, no assertions. Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import time
 import warnings
 from pathlib import Path
@@ -35,7 +40,20 @@ COLUMNS = [  # (name, ours attribute or callable, reference column)
     ("l2_mr", "l2_miss_rate", "l2_miss_rate"),
     ("dram_rd", "dram_reads", "dram_reads"),
     ("dram_wr", "dram_writes", "dram_writes"),
+    ("l2_blk", "l2_blocked_per_bank", "l2_merge_fail_per_bank"),
 ]
+
+_MERGE_FAIL = "L2F_GLOBAL_ACC_R_MSHR_MERGE_ENRTY_FAIL"
+
+
+def merge_fail_cycles(reference: Path, run_id: str) -> float:
+    """Accel-Sim's L2 merge-fail retry cycles of a run (the log's counter, cumulative over
+    the kernels: the last kernel's value); NaN without the run's ``.json`` log twin."""
+    path = reference / "logs" / f"{run_id}.json"
+    if not path.is_file():
+        return float("nan")
+    kernels = json.loads(path.read_text())["kernels"]
+    return float(kernels[-1].get(_MERGE_FAIL, 0.0)) if kernels else 0.0
 
 
 def compare(
@@ -76,7 +94,10 @@ def compare(
             "l2_miss_rate": tot.l2_miss_rate,
             "dram_reads": tot.dram_read_bytes / atom,
             "dram_writes": tot.dram_write_bytes / atom,
+            "l2_blocked_per_bank": tot.l2_blocked_cycles / gpu.l2.banks,
         }
+        row = row.copy()
+        row["l2_merge_fail_per_bank"] = merge_fail_cycles(reference, row.run_id) / gpu.l2.banks
         out: dict[str, object] = {"run": row.run_id, "sim_s": wall}
         for name, attr, ref_col in COLUMNS:
             o, r = float(ours[attr]), float(row[ref_col])
