@@ -215,16 +215,19 @@ def test_a_warp_that_exits_releases_the_barrier_of_the_others() -> None:
     st.integers(1, 4),
     st.integers(1, 3),
     st.sampled_from(["gto", "lrr"]),
+    st.sampled_from(["mdm_pascal", "v100"]),
 )
 def test_no_load_after_a_barrier_is_issued_before_the_block_reaches_it(
-    warps: list[list[str]], per_block: int, n_sm: int, policy: str
+    warps: list[list[str]], per_block: int, n_sm: int, policy: str, preset: str
 ) -> None:
     """Random blocks of warps with loads and barriers (warps may reach different numbers
-    of barriers, as when some exit early): every load is simulated once, and within a
-    block no load after a warp's k-th barrier is issued before every load the block's
-    warps have before their k-th barrier (all of a warp's loads if it has fewer)."""
+    of barriers, as when some exit early), on a Pascal and a Volta preset (sectored,
+    streaming L1: the other compiled issue loop): every load is simulated once, and
+    within a block no load after a warp's k-th barrier is issued before every load the
+    block's warps have before their k-th barrier (all of a warp's loads if it has
+    fewer)."""
     k = _barrier_kernel(warps, per_block)
-    g = load_gpu("mdm_pascal").with_updates({"n_sm": n_sm})
+    g = load_gpu(preset).with_updates({"n_sm": n_sm})
     gpu = g.model_copy(update={"sm": g.sm.model_copy(update={"scheduler_policy": policy})})
     cachesim.clear_input_cache()
     l2 = cachesim._L2State(gpu)
