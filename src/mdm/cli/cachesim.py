@@ -32,6 +32,7 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
         "l2_accesses": k.l2_accesses,
         "l2_misses": k.l2_misses,
         "l2_miss_rate": k.l2_miss_rate,
+        "l2_pending_hits": k.l2_pending_hits,
         "dram_reads": k.dram_read_bytes // atom,
         "dram_writes": k.dram_write_bytes // atom,
         "l1_miss_queue_wait_cycles": k.l1_miss_queue_wait_cycles,
@@ -87,6 +88,8 @@ _HEAD = {
     "dram_writes": "DRAM wr", "opcode": "op", "executions": "execs", "l1_accesses": "L1 acc",
     "l1_hits": "hits", "l1_pending_hits": "pend", "l1_misses": "misses",
     "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
+    "l1_read_pending_hits": "L1 merged", "l2_pending_hits": "L2 merged",
+    "l2_blocked_cycles": "L2 blocked",
 }  # fmt: skip
 
 
@@ -159,8 +162,11 @@ def cachesim(
         if as_json:
             echo_json({"config": cfg.name, "kernels": rows, "total": total})
             return
-        cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l2_accesses",
-                "l2_miss_rate", "dram_reads", "dram_writes"]  # fmt: skip
+        # merged: MSHR merges (pending hits); L2 blocked: bank-cycles blocked by reads
+        # whose L2 MSHR entry had no merge slot left (summed over the banks)
+        cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
+                "l2_accesses", "l2_miss_rate", "l2_pending_hits", "l2_blocked_cycles",
+                "dram_reads", "dram_writes"]  # fmt: skip
         _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
                    "l1_miss_rate", "l2_accesses", "l2_miss_rate", "dram_bytes"]  # fmt: skip
