@@ -264,3 +264,23 @@ def test_the_l2_sees_a_request_before_its_reply_queues() -> None:
     assert res.l2_read_accesses == 98
     assert res.l2_read_misses == 97
     assert res.l2_pending_hits == 1
+
+
+def test_a_load_past_a_disabled_l1_pays_the_reply_bandwidth() -> None:
+    """One SM reads 32 lines in one load over a NoC so narrow (5 GB/s) that the SM's
+    replies take 36 cycles each: with the L1 on or off the kernel lasts as long, at least
+    the 32 reply slots; an L1-off load that skipped the bank port and the reply share
+    ended with its DRAM fetches (379 cycles instead of 1,231)."""
+    k = _barrier_kernel([[tuple(range(1000, 1032))]], per_block=1)
+    ends = []
+    for on in (True, False):
+        gpu = load_gpu("mdm_pascal").with_updates(
+            {"n_sm": 1, "noc.bandwidth_gbps": 5.0, "noc.sm_port_gbps": 5.0, "l1.enabled": on}
+        )
+        cachesim.clear_input_cache()
+        l2 = cachesim._L2State(gpu)
+        cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=1)
+        ends.append(l2.time - gpu.l2_hit_latency_cycles - gpu.dram_latency_cycles)
+    step = gpu.l1.line_bytes / cachesim._sm_reply_bytes_per_cycle(gpu, 1)
+    assert ends[1] == pytest.approx(ends[0])
+    assert ends[1] >= 31 * step

@@ -681,7 +681,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                 ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
                 is_w = kind != 0
                 # stores (write-through, no allocate) and atomics go to the L2 directly, as
-                # do loads when the L1 is off; one pass of the loop below, t_l2 = t
+                # do loads when the L1 is off; one pass of the loop below, t_l2 = t (a load
+                # past a disabled L1: after its bank port)
                 direct = kind != 0 or not l1_enabled
                 s1 = 0
                 if l1_enabled and kind != 2:  # the L1 set of a read or a store
@@ -707,6 +708,15 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                     if direct:
                         t_l2 = t
                         qmask = rmask  # the request's sectors (sectored L2)
+                        if kind == 0:  # a load past a disabled L1 takes the bank port and a
+                            # reply slot as an L1 miss does (stores and atomics: neither)
+                            if bank_free[_u(b)] > t_l2:
+                                t_l2 = bank_free[_u(b)]
+                            bank_free[_u(b)] = t_l2 + bank_step
+                            t_eff = noc_free[_u(c)] if noc_free[_u(c)] > t_l2 else t_l2
+                            noc_free[_u(c)] = t_eff + noc_step
+                        else:
+                            t_eff = t_l2
                     else:
                         # ---- L1 read of sector k (the line when not sectored) ----
                         if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
@@ -824,9 +834,12 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
                         if rd > ready:
                             ready = rd
-                    if direct:  # a load or atomic waits for its data
-                        if not is_w and ready + l2_lat > done_j:
-                            done_j = ready + l2_lat
+                    if direct:  # a load or atomic waits for its data (and its reply slot)
+                        if not is_w:
+                            if t_eff > ready:
+                                ready = t_eff
+                            if ready + l2_lat > done_j:
+                                done_j = ready + l2_lat
                         continue
                     # ---- the L1 read miss's fill ----
                     fill_t = (ready if ready > t_eff else t_eff) + l2_lat

@@ -64,7 +64,9 @@ Model (all choices the papers leave open are listed here):
   (gemm_tiled's shared tiles) overflowed the line's L2 MSHR merge slots late in its
   flight (L2 merge-limit blocking 49 cycles per bank against Accel-Sim's 902 on
   SM7_QV100, now 624; docs/status.md). Uncontended, a load completes
-  ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. Not
+  ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. With the
+  L1 off (``l1.enabled = false``) a load's requests take the same bank port and reply
+  slot (before 2026-11-25 they took neither, so a disabled L1 ignored the NoC). Not
   modelled: L2 MSHR capacity, request-direction NoC traffic of stores and atomics (they
   take a miss-queue slot, no L2 port slot), DRAM row-buffer effects and read/write
   turnarounds.
