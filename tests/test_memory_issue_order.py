@@ -122,11 +122,11 @@ def test_permutation_check_agrees_with_sorting(values: list[int]) -> None:
     assert cachesim._is_permutation(a) == want
 
 
-def _barrier_kernel(warps: list[list[str | tuple[int, ...]]], per_block: int = 0) -> KernelTrace:
+def _barrier_kernel(warps: list[list], per_block: int = 0) -> KernelTrace:
     """Blocks of ``per_block`` warps (default: one block of all); each warp a list of
     ``"L"`` (a load of 32 new lines that reads the register the previous load wrote: a
-    DRAM round trip each), ``"B"`` (a barrier) and tuples of line numbers (a load of
-    those lines that depends on nothing)."""
+    DRAM round trip each), ``"B"`` (a barrier), tuples of line numbers (a load of
+    those lines that depends on nothing) and ``("S", lines...)`` (a store to them)."""
     per_block = per_block or len(warps)
     pcs, iclass, dst, src, addrs, ptr, wptr = [], [], [], [], [], [0], [0]
     line = 0
@@ -145,6 +145,11 @@ def _barrier_kernel(warps: list[list[str | tuple[int, ...]]], per_block: int = 0
                 reg = i + 1
                 addrs.extend(128 * (line + lane) for lane in range(32))
                 line += 32
+            elif op[0] == "S":  # ("S", lines...): the lanes write the given lines
+                iclass.append(InstrClass.ST_GLOBAL)
+                dst.append([-1] * MAX_DST)
+                src.append([-1] * MAX_SRC)
+                addrs.extend(128 * op[1 + lane % (len(op) - 1)] for lane in range(32))
             else:  # the lanes read the given lines, in turn
                 iclass.append(InstrClass.LD_GLOBAL)
                 dst.append([i + 1] + [-1] * (MAX_DST - 1))
@@ -284,3 +289,23 @@ def test_a_load_past_a_disabled_l1_pays_the_reply_bandwidth() -> None:
     step = gpu.l1.line_bytes / cachesim._sm_reply_bytes_per_cycle(gpu, 1)
     assert ends[1] == pytest.approx(ends[0])
     assert ends[1] >= 31 * step
+
+
+def test_a_store_takes_its_l2_banks_port() -> None:
+    """A load of 32 lines issued right after a store of 32 other lines ends later than
+    the load alone by at least two slots of a bank port (36 cycles each at 5 GB/s): the
+    store's requests reach the same L2 banks first and each takes a port slot (the
+    bank's input serves writes as it serves reads). Stores without a port slot delayed
+    the load by their 32 miss-queue cycles only."""
+    load = tuple(range(1000, 1032))
+    store = ("S", *range(3000, 3032))
+    gpu = load_gpu("mdm_pascal").with_updates(
+        {"n_sm": 1, "noc.bandwidth_gbps": 5.0, "noc.sm_port_gbps": 5.0}
+    )
+    ends = []
+    for ops in ([load], [store, load]):
+        cachesim.clear_input_cache()
+        l2 = cachesim._L2State(gpu)
+        cachesim.simulate_kernel(_barrier_kernel([ops], per_block=1), gpu, l2, blocks_per_sm=1)
+        ends.append(l2.time)
+    assert ends[1] >= ends[0] + 2 * cachesim._l2_port_cycles(gpu, 1)

@@ -570,9 +570,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
           the fill) holds every later access of the SM;
         * a request for the L2 (read miss, store, atomic) leaves through the SM's miss queue,
           one per cycle, holding the L1 while the queue is full (:func:`miss_queue`);
-        * a miss queues at its L2 bank's port: served at ``max(t, bank_free[bank])``,
-          then ``bank_free[bank]`` advances by ``bank_step`` (core cycles per miss a port
-          serves; 0: no port limit);
+        * a miss (and a store) queues at its L2 bank's port: served at ``max(t,
+          bank_free[bank])``, then ``bank_free[bank]`` advances by ``bank_step`` (core
+          cycles per request a port serves; 0: no port limit);
         * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
           ``bank * channels // banks``, :func:`dram_queue`);
         * its reply takes a slot of the SM's share of the NoC, ``max(t, noc_free[c])``,
@@ -681,8 +681,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                 ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
                 is_w = kind != 0
                 # stores (write-through, no allocate) and atomics go to the L2 directly, as
-                # do loads when the L1 is off; one pass of the loop below, t_l2 = t (a load
-                # past a disabled L1: after its bank port)
+                # do loads when the L1 is off; one pass of the loop below, t_l2 = t (after
+                # the bank port for loads and stores)
                 direct = kind != 0 or not l1_enabled
                 s1 = 0
                 if l1_enabled and kind != 2:  # the L1 set of a read or a store
@@ -708,15 +708,16 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                     if direct:
                         t_l2 = t
                         qmask = rmask  # the request's sectors (sectored L2)
-                        if kind == 0:  # a load past a disabled L1 takes the bank port and a
-                            # reply slot as an L1 miss does (stores and atomics: neither)
+                        if kind != 2:  # a load past a disabled L1, or a store: the bank's
+                            # port serves it as an L1 miss (atomics: no port slot)
                             if bank_free[_u(b)] > t_l2:
                                 t_l2 = bank_free[_u(b)]
                             bank_free[_u(b)] = t_l2 + bank_step
-                            t_eff = noc_free[_u(c)] if noc_free[_u(c)] > t_l2 else t_l2
+                        t_eff = t_l2
+                        if kind == 0:  # the load's reply takes a slot of the SM's NoC share
+                            if noc_free[_u(c)] > t_eff:
+                                t_eff = noc_free[_u(c)]
                             noc_free[_u(c)] = t_eff + noc_step
-                        else:
-                            t_eff = t_l2
                     else:
                         # ---- L1 read of sector k (the line when not sectored) ----
                         if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):

@@ -66,10 +66,11 @@ Model (all choices the papers leave open are listed here):
   SM7_QV100, now 624; docs/status.md). Uncontended, a load completes
   ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. With the
   L1 off (``l1.enabled = false``) a load's requests take the same bank port and reply
-  slot (before 2026-11-25 they took neither, so a disabled L1 ignored the NoC). Not
-  modelled: L2 MSHR capacity, request-direction NoC traffic of stores and atomics (they
-  take a miss-queue slot, no L2 port slot), DRAM row-buffer effects and read/write
-  turnarounds.
+  slot (before 2026-11-25 they took neither, so a disabled L1 ignored the NoC). A
+  store's requests take a miss-queue slot and a slot of their bank's port (the bank's
+  input serves reads and writes alike; since 2026-11-25), an atomic's a miss-queue slot
+  only. Not modelled: L2 MSHR capacity, the request-direction NoC bandwidth of store
+  data, DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks (one per channel:
   ``(addr // bank_interleave_bytes) mod banks``), or GPGPU-Sim's ``ipoly``,
