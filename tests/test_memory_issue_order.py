@@ -126,7 +126,9 @@ def _barrier_kernel(warps: list[list], per_block: int = 0) -> KernelTrace:
     """Blocks of ``per_block`` warps (default: one block of all); each warp a list of
     ``"L"`` (a load of 32 new lines that reads the register the previous load wrote: a
     DRAM round trip each), ``"B"`` (a barrier), tuples of line numbers (a load of
-    those lines that depends on nothing) and ``("S", lines...)`` (a store to them)."""
+    those lines that depends on nothing), ``("S", lines...)`` (a store to them),
+    ``("A", lines...)`` (an atomic whose result the next ``"L"`` reads) and ``("R",
+    lines...)`` (an atomic without a result)."""
     per_block = per_block or len(warps)
     pcs, iclass, dst, src, addrs, ptr, wptr = [], [], [], [], [], [0], [0]
     line = 0
@@ -145,9 +147,13 @@ def _barrier_kernel(warps: list[list], per_block: int = 0) -> KernelTrace:
                 reg = i + 1
                 addrs.extend(128 * (line + lane) for lane in range(32))
                 line += 32
-            elif op[0] == "S":  # ("S", lines...): the lanes write the given lines
-                iclass.append(InstrClass.ST_GLOBAL)
-                dst.append([-1] * MAX_DST)
+            elif op[0] in ("S", "A", "R"):  # store, atomic with a result, reduction
+                iclass.append(InstrClass.ST_GLOBAL if op[0] == "S" else InstrClass.ATOMIC)
+                if op[0] == "A":  # its result register feeds the next dependent load
+                    dst.append([i + 1] + [-1] * (MAX_DST - 1))
+                    reg = i + 1
+                else:
+                    dst.append([-1] * MAX_DST)
                 src.append([-1] * MAX_SRC)
                 addrs.extend(128 * op[1 + lane % (len(op) - 1)] for lane in range(32))
             else:  # the lanes read the given lines, in turn
@@ -309,3 +315,21 @@ def test_a_store_takes_its_l2_banks_port() -> None:
         cachesim.simulate_kernel(_barrier_kernel([ops], per_block=1), gpu, l2, blocks_per_sm=1)
         ends.append(l2.time)
     assert ends[1] >= ends[0] + 2 * cachesim._l2_port_cycles(gpu, 1)
+
+
+def test_a_warp_waits_for_an_atomics_result_not_for_a_reduction() -> None:
+    """An atomic that returns a value, then a load that reads it: the load issues only
+    once the atomic's data are back, so the kernel lasts about two round trips to the
+    L2 and DRAM. The same pair with a reduction (no result) lasts one: the load does
+    not wait. Before, no warp waited for an atomic."""
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 1})
+    ends = {}
+    for kind in ("A", "R"):
+        k = _barrier_kernel([[(kind, 5000), "L"]], per_block=1)
+        cachesim.clear_input_cache()
+        l2 = cachesim._L2State(gpu)
+        cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=1)
+        ends[kind] = l2.time - gpu.l2_hit_latency_cycles - gpu.dram_latency_cycles
+    trip = gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
+    assert ends["R"] < 1.5 * trip
+    assert ends["A"] >= ends["R"] + trip

@@ -682,7 +682,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                 is_w = kind != 0
                 # stores (write-through, no allocate) and atomics go to the L2 directly, as
                 # do loads when the L1 is off; one pass of the loop below, t_l2 = t (after
-                # the bank port for loads and stores)
+                # the bank port)
                 direct = kind != 0 or not l1_enabled
                 s1 = 0
                 if l1_enabled and kind != 2:  # the L1 set of a read or a store
@@ -708,13 +708,13 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                     if direct:
                         t_l2 = t
                         qmask = rmask  # the request's sectors (sectored L2)
-                        if kind != 2:  # a load past a disabled L1, or a store: the bank's
-                            # port serves it as an L1 miss (atomics: no port slot)
-                            if bank_free[_u(b)] > t_l2:
-                                t_l2 = bank_free[_u(b)]
-                            bank_free[_u(b)] = t_l2 + bank_step
+                        # a load past a disabled L1, a store or an atomic: the bank's port
+                        # serves it as an L1 miss
+                        if bank_free[_u(b)] > t_l2:
+                            t_l2 = bank_free[_u(b)]
+                        bank_free[_u(b)] = t_l2 + bank_step
                         t_eff = t_l2
-                        if kind == 0:  # the load's reply takes a slot of the SM's NoC share
+                        if kind != 1:  # a load's or an atomic's data take a reply slot
                             if noc_free[_u(c)] > t_eff:
                                 t_eff = noc_free[_u(c)]
                             noc_free[_u(c)] = t_eff + noc_step
@@ -835,8 +835,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
                         if rd > ready:
                             ready = rd
-                    if direct:  # a load or atomic waits for its data (and its reply slot)
-                        if not is_w:
+                    if direct:  # a load's or atomic's data (after its reply slot)
+                        if kind != 1:
                             if t_eff > ready:
                                 ready = t_eff
                             if ready + l2_lat > done_j:
@@ -992,7 +992,8 @@ def run_timed(
     total issue rate); each global memory instruction is
     simulated at once (:func:`_run_kernel`'s ``run_kernel`` with ``cache_args``, which
     sets its completion ``i_done``). A warp is ready again when its segment has issued
-    and ALL requests of the segment's loads have completed, since the next segment
+    and ALL requests of the segment's loads (``mem_is_load``: loads, and atomics that
+    return a value) have completed, since the next segment
     starts with an instruction that reads a loaded register. A segment that ends with
     a barrier (``seg_bar``; GPGPU-Sim ``bar.sync``) holds its warp until every
     unfinished warp of the block has reached the barrier: the waiting warps are then

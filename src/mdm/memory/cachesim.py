@@ -67,9 +67,11 @@ Model (all choices the papers leave open are listed here):
   ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. With the
   L1 off (``l1.enabled = false``) a load's requests take the same bank port and reply
   slot (before 2026-11-25 they took neither, so a disabled L1 ignored the NoC). A
-  store's requests take a miss-queue slot and a slot of their bank's port (the bank's
-  input serves reads and writes alike; since 2026-11-25), an atomic's a miss-queue slot
-  only. Not modelled: L2 MSHR capacity, the request-direction NoC bandwidth of store
+  store's or an atomic's requests take a miss-queue slot and a slot of their bank's port
+  (the bank's input serves reads and writes alike; since 2026-11-25), and an atomic
+  with a destination register returns its data in a reply slot, which its warp waits
+  for as for a load's (before, atomics took a miss-queue slot only and no warp waited
+  for them). Not modelled: L2 MSHR capacity, the request-direction NoC bandwidth of store
   data, DRAM row-buffer effects and read/write turnarounds.
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks (one per channel:
@@ -528,8 +530,11 @@ def simulate_kernel(
     lay = ki.layout
     kinds, reqs = ki.kinds, ki.reqs
     perm = ki.perm if ki.perm is not None else np.arange(inst.shape[0])
-    if ki.is_load is None:
+    if ki.is_load is None:  # the warp waits for loads and for atomics that return a value
         ki.is_load = kinds == 0
+        atom = kinds == 2
+        if atom.any():
+            ki.is_load |= atom & (kernel.dst[inst[perm]] >= 0).any(axis=1)
     i_sm = np.zeros(inst.shape[0], np.int32)  # set by run_timed
     i_time = np.zeros(inst.shape[0], np.float64)
     i_done = np.zeros(inst.shape[0], np.float64)
