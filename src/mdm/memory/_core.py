@@ -358,6 +358,16 @@ def victim_ix(
 
 
 @njit(cache=True, inline="always")
+def fifo_slot(free: np.ndarray, i: np.int64, t: float, step: float) -> float:
+    """A "free at" FIFO resource ``i`` (an L2 bank's port, an SM's NoC reply share, a
+    DRAM channel): served from ``max(t, free[i])`` for ``step`` cycles; returns the
+    start."""
+    s = free[_u(i)] if free[_u(i)] > t else t
+    free[_u(i)] = s + step
+    return s
+
+
+@njit(cache=True, inline="always")
 def block_bank(
     bank_free: np.ndarray, b: np.int64, t: float, fill_t: float, step: float, cnt: np.ndarray
 ) -> None:
@@ -388,9 +398,7 @@ def dram_queue(
     ``C_DRAM_WR``), so that every transfer queued is counted; returns the service start
     (FIFO in arrival order)."""
     cnt[counter] += nbytes
-    s = dram_free[_u(ch)] if dram_free[_u(ch)] > t else t
-    dram_free[_u(ch)] = s + nbytes / bpc
-    return s
+    return fifo_slot(dram_free, ch, t, nbytes / bpc)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -710,14 +718,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         qmask = rmask  # the request's sectors (sectored L2)
                         # a load past a disabled L1, a store or an atomic: the bank's port
                         # serves it as an L1 miss
-                        if bank_free[_u(b)] > t_l2:
-                            t_l2 = bank_free[_u(b)]
-                        bank_free[_u(b)] = t_l2 + bank_step
+                        t_l2 = fifo_slot(bank_free, b, t_l2, bank_step)
                         t_eff = t_l2
                         if kind != 1:  # a load's or an atomic's data take a reply slot
-                            if noc_free[_u(c)] > t_eff:
-                                t_eff = noc_free[_u(c)]
-                            noc_free[_u(c)] = t_eff + noc_step
+                            t_eff = fifo_slot(noc_free, c, t_eff, noc_step)
                     else:
                         # ---- L1 read of sector k (the line when not sectored) ----
                         if l1_sectored and not (rmask >> np.uint32(k)) & np.uint32(1):
@@ -795,15 +799,11 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         # it leaves the L1 through the miss queue (one request per cycle)
                         t_eff = miss_queue(mq_ring, mq_head, c, t_eff, l1_port, port_step, mq_wait)
                         # its L2 bank's port serves one request per bank_step cycles (FIFO)
-                        if bank_free[_u(b)] > t_eff:
-                            t_eff = bank_free[_u(b)]
-                        bank_free[_u(b)] = t_eff + bank_step
+                        t_eff = fifo_slot(bank_free, b, t_eff, bank_step)
                         t_l2 = t_eff  # the L2 sees the request when it arrives
                         # its reply takes a slot of the SM's NoC share (reply bandwidth),
                         # in request order: the data come back no earlier than that slot
-                        if noc_free[_u(c)] > t_eff:
-                            t_eff = noc_free[_u(c)]
-                        noc_free[_u(c)] = t_eff + noc_step
+                        t_eff = fifo_slot(noc_free, c, t_eff, noc_step)
                         # fetch sector k (sectored L1), else the whole line
                         qmask = bit if l1_sectored else all_sec
                     # ---- the L2 accesses: one per sector of qmask (sectored L2), else the
