@@ -16,9 +16,10 @@ fill in the simulator, the prediction should barely move (paper 001 footnote 2).
 
 ``--cache-timing base`` simulates each run's caches with the timing of its
 architecture's baseline (no extra options; :func:`mdm.memory.with_timing_of`), as a sweep
-with ``cache_timing = "base"`` does, and predicts on the run's own configuration: the
-accuracy that option costs on the DRAM, NoC and clock sweeps (``--runs
-"mdm_pascal__(dram|noc|core)"``).
+with ``cache_timing = "base"`` (the default) does, and predicts on the run's own
+configuration: compare it with the default ``point`` on the DRAM, NoC and clock sweeps
+(``--runs "mdm_pascal__(baseline|dram|noc|core)"``: the sweeps' Spearman rho is taken
+over each sweep's points and its baseline, as ``mdm validate`` does).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pandas as pd
 from mdm.config.accelsim import import_accelsim
 from mdm.config.gpu import GPUConfig
 from mdm.errors import MdmError
+from mdm.explore.validate import _spearman
 from mdm.memory import simulate_app, with_timing_of
 from mdm.pipeline import predict_app, prepare
 from mdm.traces import open_trace
@@ -87,6 +89,8 @@ def main() -> None:
                 {
                     "run_id": r["run_id"],
                     "arch": r["arch"],
+                    "workload": r["workload"],
+                    "sweep_param": r["sweep_param"],
                     "class": r["class"],
                     "model": m,
                     "ipc_sim": sim_ipc,
@@ -122,6 +126,16 @@ def main() -> None:
         .round(3)
         .to_string()
     )
+    spear = _spearman(df)
+    spear = spear.merge(df[["workload", "class"]].drop_duplicates(), on="workload")
+    spear = spear[spear["class"] != "calib"]
+    if len(spear):
+        print("\nSpearman rho per sweep (with its baseline; MD + NMD), and the mean:")
+        wide = spear.pivot_table(
+            index=["arch", "workload", "sweep_param"], columns="model", values="spearman"
+        )
+        print(wide.round(2).to_string())
+        print(spear.groupby("model")["spearman"].mean().round(3).to_string())
 
 
 if __name__ == "__main__":

@@ -50,19 +50,22 @@ def test_study_bad_workload_is_one_line_error(tmp_path: Path) -> None:
 
 
 def test_study_cache_timing_base_shares_the_simulation(tmp_path: Path) -> None:
-    """``--cache-timing base``: the DVFS study's two clocks share one cache simulation (one
-    part file, i.e. one work item), and still predict different cycles."""
+    """``--cache-timing base`` (the default): the DVFS study's two clocks share one cache
+    simulation (one part file, i.e. one work item), and still predict different cycles;
+    ``point`` simulates each clock."""
     runs = {}
-    for timing in ("point", "base"):
+    for timing in ("point", "base", "default"):
         out = tmp_path / timing
         args = ["study", "dvfs", "--out", str(out), "--workload", TINY, "--model", "mdm"]
-        res = CliRunner().invoke(app, [*args, "--workers", "1", "--cache-timing", timing])
+        opt = [] if timing == "default" else ["--cache-timing", timing]
+        res = CliRunner().invoke(app, [*args, "--workers", "1", *opt])
         assert res.exit_code == 0, res.output
         runs[timing] = (
             len(list((out / "sweep" / "parts").iterdir())),
             pd.read_csv(out / "sweep" / "results.csv"),
         )
-    assert runs["point"][0] == 2 and runs["base"][0] == 1
+    assert runs["point"][0] == 2 and runs["base"][0] == 1 and runs["default"][0] == 1
+    pd.testing.assert_frame_equal(runs["default"][1], runs["base"][1])
     point, base = runs["point"][1], runs["base"][1]
     assert base["cycles"].nunique() == 2
     at_base = base["core_clock_mhz"] == 1400.0  # mdm_pascal's own clock: the same prediction

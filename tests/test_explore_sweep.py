@@ -346,7 +346,9 @@ def test_base_cache_timing_simulates_each_cache_configuration_once(
     from mdm.traces.accelsim import write_app
     from mdm.traces.workloads import generate
 
-    point = run_sweep(parse_spec(TIMED), tmp_path / "point", executor="serial")
+    point = run_sweep(
+        parse_spec({**TIMED, "cache_timing": "point"}), tmp_path / "point", executor="serial"
+    )
     assert point.items_total == 8  # every point its own simulation
     n_point = len(cache_sim_calls)
     spec = parse_spec({**TIMED, "cache_timing": "base"})
@@ -390,20 +392,26 @@ def test_base_cache_timing_simulates_each_cache_configuration_once(
     pd.testing.assert_frame_equal(streamed.table, base.table)
 
 
-def test_cache_timing_is_in_the_manifest_only_when_not_the_default(tmp_path: Path) -> None:
-    """A sweep folder written before ``cache_timing`` existed resumes (the default is left
-    out of the manifest); switching the option in a folder is refused as another spec."""
-    _run(tmp_path, executor="serial")
+def test_cache_timing_default_and_resuming_older_point_sweeps(tmp_path: Path) -> None:
+    """The default is ``base``. A ``point`` sweep leaves the field out of its manifest, so
+    folders written before it existed (all ``point``) resume with ``cache_timing =
+    "point"``; resuming one with the default is refused with a message naming the field."""
+    assert parse_spec(SPEC).cache_timing == "base"
+    kw = {"executor": "serial", "evaluate": fake_evaluate, "load_base": fake_base,
+          "cache_key": fake_key}  # fmt: skip
+    point = parse_spec({**SPEC, "cache_timing": "point"})
+    first = run_sweep(point, tmp_path, **kw)
     man = json.loads((tmp_path / "manifest.json").read_text())
     assert "cache_timing" not in man["spec"]
-    with pytest.raises(ConfigError, match="different sweep"):
-        run_sweep(
-            parse_spec({**SPEC, "cache_timing": "base"}),
-            tmp_path,
-            executor="serial",
-            evaluate=fake_evaluate,
-            load_base=fake_base,
-            cache_key=fake_key,
-        )
+    assert run_sweep(point, tmp_path, **kw).items_skipped == first.items_total
+    with pytest.raises(ConfigError, match="cache_timing = 'point'.*set cache_timing = 'point'"):
+        run_sweep(parse_spec(SPEC), tmp_path, **kw)
+    with pytest.raises(ConfigError, match="different sweep"):  # another field too
+        run_sweep(parse_spec({**SPEC, "models": ["gpumech"]}), tmp_path, **kw)
+    base_dir = tmp_path / "base"
+    run_sweep(parse_spec(SPEC), base_dir, **kw)
+    assert json.loads((base_dir / "manifest.json").read_text())["spec"]["cache_timing"] == "base"
+    with pytest.raises(ConfigError, match="cache_timing = 'base'"):
+        run_sweep(point, base_dir, **kw)
     with pytest.raises(ConfigError, match="cache_timing"):
         parse_spec({**SPEC, "cache_timing": "sometimes"})

@@ -278,6 +278,7 @@ def test_a_large_trace_is_streamed_by_the_sweep(
             "grid": {"latency.fp32_cycles": [4, 9], "dram.bandwidth_gbps": [240.0, 480.0]},
             "workloads": [{"trace": str(on_disk)}],
             "models": MODELS,
+            "cache_timing": "point",  # two items: each latency its own simulation
         }
     )
     items = sweep_runner.plan(spec)

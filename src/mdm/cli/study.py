@@ -15,10 +15,10 @@ _WL = typer.Option(None, "--workload", help="NAME or NAME:key=v,key=v (repeatabl
 _TR = typer.Option(None, "--trace", help="trace folder (repeatable)")
 _MODELS = typer.Option(None, "--model", help="model (repeatable)")
 _TIMING = typer.Option(
-    "point",
+    "base",
     "--cache-timing",
-    help="point: simulate the caches at every point's own clock and bandwidths; base: "
-    "at the preset's, one simulation per cache configuration (faster; see mdm.explore.spec)",
+    help="base: simulate the caches at the preset's clocks and bandwidths, one simulation "
+    "per cache configuration; point: at every point's own (slower; see mdm.explore.spec)",
 )
 
 
@@ -40,7 +40,7 @@ def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
 
 
 def _kw(
-    models: list[str] | None, preset: str, workers: int | None, cache_timing: str = "point"
+    models: list[str] | None, preset: str, workers: int | None, cache_timing: str = "base"
 ) -> dict:
     if cache_timing not in ("point", "base"):
         raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")

@@ -350,9 +350,13 @@ class SweepResult:
 
 def _manifest(spec: SweepSpec) -> dict[str, Any]:
     data = json.loads(spec.model_dump_json())
-    if data.get("cache_timing") == "point":  # the default: manifests written before it
-        del data["cache_timing"]  # existed stay equal, so their sweeps resume
+    if data.get("cache_timing") == "point":  # manifests written before the field existed
+        del data["cache_timing"]  # (all point sweeps) stay equal, so their sweeps resume
     return {"spec": data}
+
+
+def _timing_of(manifest: dict[str, Any]) -> str:
+    return str(manifest.get("spec", {}).get("cache_timing", "point"))
 
 
 def run_sweep(
@@ -384,6 +388,18 @@ def run_sweep(
     if man_path.exists():
         old = json.loads(man_path.read_text())
         if old != manifest:
+            same = {**old.get("spec", {}), "cache_timing": None} == {
+                **manifest["spec"],
+                "cache_timing": None,
+            }
+            if same:  # only cache_timing differs: e.g. a point sweep of an older version
+                raise ConfigError(
+                    out,
+                    f"holds a sweep run with cache_timing = {_timing_of(old)!r}, this spec "
+                    f"asks for {_timing_of(manifest)!r} (the default since 2026-11-25 is "
+                    f"'base'); set cache_timing = {_timing_of(old)!r} in the spec to resume "
+                    "it, or use another --out",
+                )
             raise ConfigError(
                 out,
                 "holds results of a different sweep spec; use another --out or delete the folder",

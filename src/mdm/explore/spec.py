@@ -13,21 +13,27 @@ lists (advanced together, all of the same length), workloads and models::
       - {name: stride, params: {gs: 32}, label: stride32}
       - {trace: ../shared/reference/traces/sm61/spmv_csr}
     models: [mdm, gpumech]
-    cache_timing: point        # or base
+    cache_timing: base         # or point
 
 Points are ``deltas x grid x zip`` (a missing part contributes one empty entry).
 Later parts override earlier ones on the same field. Relative trace paths are
 resolved against the spec file's folder. A point's id is a hash of its complete
 update dict, so ids are stable when the spec is edited (resume keeps finished points).
 
-``cache_timing``: ``point`` (default) simulates the caches of every point on its own
-configuration, so points that differ in a clock, latency or bandwidth each need a
-simulation; ``base`` simulates them with the base preset's
-:data:`mdm.memory.TIMING_FIELDS` (:func:`mdm.memory.with_timing_of`), so those points
-share one simulation per cache configuration and the models alone account for their
-timing, as in paper 001's pipeline. Measured on the reference's timing sweeps (DRAM and
-NoC bandwidth, clock; docs/status.md): mean |IPC error| of ``mdm-pipelined`` 12.2 % ->
-12.3 %, no run moved by more than 2.1 points.
+``cache_timing``: ``base`` (default) simulates each point's caches with the base
+preset's :data:`mdm.memory.TIMING_FIELDS` (clocks, latencies, bandwidths;
+:func:`mdm.memory.with_timing_of`), so points that differ only in timing share one
+simulation per cache configuration and the models alone account for their timing, as
+in paper 001's pipeline (Fig. 1: the cache simulation, step 3, gives miss rates; the
+equations, step 4, carry the bandwidths and latencies); ``point`` simulates every point
+at its own timing, so each clock or bandwidth point pays its own simulation. Why
+``base`` is the default (2026-11-25): on the reference's 34 timing-sweep runs (DRAM and
+NoC bandwidth x0.5 / x2, core clock 1.0 / 2.0 GHz) it is as accurate (over the 30 MD and
+NMD ones, mean |IPC error| of ``mdm-pipelined`` 12.8 % with ``point``, 12.3 % with
+``base``, no model's up by more than 0.1 point; docs/status.md), and the 1,000-point
+benchmark sweep takes a fifth of the time. A manifest without the field (folders written
+before it existed, or with ``point``) is a ``point`` sweep: resume those with
+``cache_timing = "point"``.
 """
 
 from __future__ import annotations
@@ -92,7 +98,7 @@ class SweepSpec(_Strict):
     zip: dict[str, list[Scalar]] = Field(default_factory=dict)
     workloads: list[WorkloadSpec] = Field(min_length=1)
     models: list[str] = Field(default_factory=lambda: ["mdm"], min_length=1)
-    cache_timing: Literal["point", "base"] = "point"
+    cache_timing: Literal["point", "base"] = "base"
 
     @model_validator(mode="after")
     def _shapes(self) -> SweepSpec:

@@ -13,8 +13,8 @@
 Each writes ``<name>.csv`` and ``<name>.parquet``, figures (PNG + SVG) and
 ``report.html`` into ``out``; the sweep itself (resumable) lives in ``out/sweep``.
 Keyword arguments beyond each function's own go to :func:`mdm.explore.runner.run_sweep`,
-except ``cache_timing`` (``point`` or ``base``), the sweep spec's field of that name
-(:mod:`mdm.explore.spec`).
+except ``cache_timing`` (``base``, the default, or ``point``), the sweep spec's field of
+that name (:mod:`mdm.explore.spec`).
 """
 
 from __future__ import annotations
@@ -47,13 +47,14 @@ def _sweep(
     **spec: Any,
 ) -> pd.DataFrame:
     run_kw = dict(run_kw)
+    if "cache_timing" in run_kw:  # else the spec's default
+        spec["cache_timing"] = run_kw.pop("cache_timing")
     s = parse_spec(
         {
             "name": name,
             "base": base,
             "workloads": [w.model_dump(exclude_none=True) for w in workloads],
             "models": list(models),
-            "cache_timing": run_kw.pop("cache_timing", "point"),
             **spec,
         },
         f"<study {name}>",
