@@ -151,9 +151,11 @@ def test_cache_simulation_once_per_key_and_workload(
         calls.append((app, fake_key(gpu)))
         return "cache"
 
-    def predict(prep: Any, gpu: GPUConfig, models: list[str], cache: Any = None) -> Pred:
+    def predict(
+        prep: Any, gpus: list[GPUConfig], models: list[str], cache: Any = None, sim_gpu: Any = None
+    ) -> list[Pred]:
         assert cache == "cache"
-        return Pred(gpu, models)
+        return [Pred(g, models) for g in gpus]
 
     monkeypatch.setattr(runner, "_pipeline", lambda: (prepare, simulate, predict))
     monkeypatch.setattr(runner, "load_app", lambda w: w.key)

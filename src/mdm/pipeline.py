@@ -51,6 +51,7 @@ from mdm.models.base import (
     get_model,
 )
 from mdm.profile.interval import DEFAULT_MERGE_THRESHOLD, gpu_latencies, interval_profile
+from mdm.profile.intervals import IntervalProfile
 from mdm.profile.representative import representative_warp
 from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, popcount32
 
@@ -253,20 +254,43 @@ def kernel_input(
     stats: KernelCacheStats,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
     nregs_policy: str = "clamp",
+    profiles: dict[tuple, IntervalProfile] | None = None,
 ) -> KernelInput:
-    """The :class:`KernelInput` of one prepared kernel on ``gpu`` with its cache statistics."""
+    """The :class:`KernelInput` of one prepared kernel on ``gpu`` with its cache statistics.
+
+    ``profiles``: a memo of this kernel's interval profiles *for these statistics*
+    (:func:`predict_app_configs` keeps one per kernel): configurations with equal
+    latencies and issue parameters (e.g. a bandwidth sweep's points) share one profile,
+    whose arrays are then made read-only.
+    """
     k = pk.kernel
     lat = gpu_latencies(gpu, stats.per_pc)
-    prof = interval_profile(
-        k,
-        pk.rep_warp,
-        lat,
-        stats=stats.per_pc,
-        merge_threshold=merge_threshold,
-        l1_banks=gpu.l1.banks,
-        issue_width=gpu.sm.issue_width,
-        dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
+    key = (
+        lat.class_cycles.tobytes(),
+        lat.pc.tobytes(),
+        lat.pc_cycles.tobytes(),
+        gpu.l1.banks,
+        gpu.sm.issue_width,
+        gpu.sm.dual_issue_diff_units,
+        merge_threshold,
     )
+    prof = None if profiles is None else profiles.get(key)
+    if prof is None:
+        prof = interval_profile(
+            k,
+            pk.rep_warp,
+            lat,
+            stats=stats.per_pc,
+            merge_threshold=merge_threshold,
+            l1_banks=gpu.l1.banks,
+            issue_width=gpu.sm.issue_width,
+            dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
+        )
+        if profiles is not None:
+            for col in vars(prof).values():
+                if isinstance(col, np.ndarray):
+                    col.flags.writeable = False  # shared by the memo's users
+            profiles[key] = prof
     w, bps, sms = _occupancy(gpu, k, nregs_policy)
     return KernelInput(
         name=k.name,
@@ -387,8 +411,9 @@ def predict_app_configs(
     for pk in kernels:
         stats = stats_of(pk)
         if pk.total_warp_insts > 0:
+            profiles: dict[tuple, IntervalProfile] = {}  # this kernel's, on these stats
             for g, gpu in enumerate(gpus):
-                inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy)
+                inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy, profiles)
                 inputs[g].append(inp)
                 for m, inst in instances.items():
                     preds[g][m].append(inst.predict_kernel(inp))

@@ -122,11 +122,12 @@ _PREP_CACHE: dict[str, Any] = {}
 
 
 def _pipeline() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
-    """(prepare, simulate_app, predict_app) of the real pipeline; tests monkeypatch this."""
+    """(prepare, simulate_app, predict_app_configs) of the real pipeline; tests
+    monkeypatch this."""
     from mdm.memory import simulate_app
-    from mdm.pipeline import predict_app, prepare
+    from mdm.pipeline import predict_app_configs, prepare
 
-    return prepare, simulate_app, predict_app
+    return prepare, simulate_app, predict_app_configs
 
 
 def shared_cache_sim(simulate_app: Callable[..., Any], app: Any, prepared: Any, gpu: Any) -> Any:
@@ -142,30 +143,31 @@ def shared_cache_sim(simulate_app: Callable[..., Any], app: Any, prepared: Any, 
 
 
 def evaluate_item(item: WorkItem) -> list[Row]:
-    """Default evaluator: one cache simulation, then every point's prediction.
+    """Default evaluator: one cache simulation, then every point's prediction (in one
+    :func:`mdm.pipeline.predict_app_configs` call, so points with equal latencies share
+    their interval profiles).
 
     Keeps only the application-level rows (``kernel == 'total'``), one per model.
     """
     if streamed(item.workload):
         return _evaluate_streamed(item)
-    prepare, simulate_app, predict_app = _pipeline()
+    prepare, simulate_app, predict_configs = _pipeline()
     key = item.workload.model_dump_json()
     app = load_app(item.workload)
     if key not in _PREP_CACHE:
         _PREP_CACHE[key] = prepare(app)
     prepared = _PREP_CACHE[key]
-    cache = None
-    rows: list[Row] = []
-    for point, gpu in zip(item.points, item.gpus, strict=True):
-        if cache is None:
-            sim = gpu if item.sim_gpu is None else item.sim_gpu
-            cache = shared_cache_sim(simulate_app, app, prepared, sim)
-        pred = predict_app(prepared, gpu, list(item.models), cache=cache)
-        for r in pred.to_rows():
-            if r.get("kernel", "total") != "total":
-                continue
-            rows.append(_label(item, point, gpu, r))
-    return rows
+    sim = item.gpus[0] if item.sim_gpu is None else item.sim_gpu
+    cache = shared_cache_sim(simulate_app, app, prepared, sim)
+    preds = predict_configs(
+        prepared, list(item.gpus), list(item.models), cache=cache, sim_gpu=item.sim_gpu
+    )
+    return [
+        _label(item, point, gpu, r)
+        for point, gpu, pred in zip(item.points, item.gpus, preds, strict=True)
+        for r in pred.to_rows()
+        if r.get("kernel", "total") == "total"
+    ]
 
 
 def _evaluate_streamed(item: WorkItem) -> list[Row]:
