@@ -65,6 +65,9 @@ def test_study_cache_timing_base_shares_the_simulation(tmp_path: Path) -> None:
             pd.read_csv(out / "sweep" / "results.csv"),
         )
     assert runs["point"][0] == 2 and runs["base"][0] == 1 and runs["default"][0] == 1
+    for timing in ("point", "base", "default"):  # the report says how caches were simulated
+        page = (tmp_path / timing / "report.html").read_text()
+        assert f"(cache_timing = {'point' if timing == 'point' else 'base'})" in page
     pd.testing.assert_frame_equal(runs["default"][1], runs["base"][1])
     point, base = runs["point"][1], runs["base"][1]
     assert base["cycles"].nunique() == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,17 @@ def test_sweep_report_writes_svg_png_and_links(tmp_path: Path) -> None:
     for s in svgs:
         assert s.with_suffix(".png").stat().st_size > 0
         assert f"figures/{s.name}" in html
+
+
+def test_sweep_report_states_the_cache_timing(tmp_path: Path) -> None:
+    from mdm.explore.spec import parse_spec
+
+    wl = [{"name": "vecadd"}]
+    for timing in ("base", "point"):
+        note = parse_spec({"workloads": wl, "cache_timing": timing}).cache_timing_note()
+        assert f"(cache_timing = {timing})" in note
+        page = sweep_report(_sweep_table(), tmp_path / timing, ["n_sm"], "t", note)
+        assert html.escape(note) in page.read_text()
 
 
 def test_validation_report(tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ def sweep(
         if report and len(res.table):
             from mdm.report.pages import sweep_report
 
-            sweep_report(res.table, out_dir, s.swept_fields, f"sweep {s.name}")
+            sweep_report(
+                res.table, out_dir, s.swept_fields, f"sweep {s.name}", s.cache_timing_note()
+            )
         typer.echo(
             f"{len(res.table)} rows -> {out_dir / 'results.parquet'} "
             f"({res.items_run} work items run, {res.items_skipped} resumed; one cache "

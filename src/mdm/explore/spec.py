@@ -100,6 +100,19 @@ class SweepSpec(_Strict):
     models: list[str] = Field(default_factory=lambda: ["mdm"], min_length=1)
     cache_timing: Literal["point", "base"] = "base"
 
+    def cache_timing_note(self) -> str:
+        """One sentence for reports: at which timing the points' caches were simulated."""
+        if self.cache_timing == "base":
+            return (
+                "Caches simulated once per cache configuration, with the clocks, latencies "
+                f"and bandwidths of the base ({self.base}); each point's own timing enters "
+                "through the models (cache_timing = base)."
+            )
+        return (
+            "Caches simulated at every point's own clocks, latencies and bandwidths "
+            "(cache_timing = point)."
+        )
+
     @model_validator(mode="after")
     def _shapes(self) -> SweepSpec:
         for f, vals in self.grid.items():

@@ -45,7 +45,8 @@ def _sweep(
     base: str,
     run_kw: dict[str, Any],
     **spec: Any,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, str]:
+    """Run the study's sweep; returns its table and the spec's cache-timing note."""
     run_kw = dict(run_kw)
     if "cache_timing" in run_kw:  # else the spec's default
         spec["cache_timing"] = run_kw.pop("cache_timing")
@@ -59,7 +60,7 @@ def _sweep(
         },
         f"<study {name}>",
     )
-    return runner.run_sweep(s, out / "sweep", **run_kw).table
+    return runner.run_sweep(s, out / "sweep", **run_kw).table, s.cache_timing_note()
 
 
 def _write(table: pd.DataFrame, out: Path, name: str) -> None:
@@ -81,7 +82,7 @@ def heatmap(
     out = Path(out)
     g = load_base(base)
     bws = [g.dram.bandwidth_gbps * s for s in dram_scale]
-    t = _sweep(
+    t, note = _sweep(
         "heatmap",
         out,
         workloads,
@@ -113,7 +114,7 @@ def heatmap(
     write_page(
         out / "report.html",
         "SM count x DRAM bandwidth (paper 001 Fig. 11/12)",
-        [Section("Heatmaps", figures=paths, tables=[t])],
+        [Section("Heatmaps", text=note, figures=paths, tables=[t])],
     )
     return t
 
@@ -129,7 +130,7 @@ def dvfs(
 ) -> pd.DataFrame:
     """Predicted time change from ``f_high`` to ``f_low``: ``t_low / t_high - 1`` (Fig. 13)."""
     out = Path(out)
-    t = _sweep(
+    t, note = _sweep(
         "dvfs",
         out,
         workloads,
@@ -157,7 +158,7 @@ def dvfs(
     write_page(
         out / "report.html",
         "DVFS (paper 001 Fig. 13)",
-        [Section("DVFS", figures=paths, tables=[res])],
+        [Section("DVFS", text=note, figures=paths, tables=[res])],
     )
     return res
 
@@ -174,7 +175,7 @@ def cpi_bandwidth(
     """CPI stacks with NoC and DRAM bandwidth scaled together by ``scales`` (Fig. 14)."""
     out = Path(out)
     g = load_base(base)
-    t = _sweep(
+    t, note = _sweep(
         "cpi_bandwidth",
         out,
         workloads,
@@ -203,7 +204,7 @@ def cpi_bandwidth(
     write_page(
         out / "report.html",
         "CPI stack vs bandwidth (paper 001 Fig. 14)",
-        [Section("CPI stacks", figures=paths, tables=[t])],
+        [Section("CPI stacks", text=note, figures=paths, tables=[t])],
     )
     return t
 
@@ -218,7 +219,7 @@ def streaming_l1(
 ) -> pd.DataFrame:
     """Classic L1 (base) vs streaming L1 (allocate on fill, many MSHRs) (Fig. 15)."""
     out = Path(out)
-    t = _sweep(
+    t, note = _sweep(
         "streaming_l1",
         out,
         workloads,
@@ -245,7 +246,7 @@ def streaming_l1(
     write_page(
         out / "report.html",
         "Streaming L1 (paper 001 Fig. 15)",
-        [Section("Streaming L1", figures=paths, tables=[t])],
+        [Section("Streaming L1", text=note, figures=paths, tables=[t])],
     )
     return t
 

@@ -19,9 +19,12 @@ def cpi_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c.startswith("cpi_") and c not in ("cpi_total", "cpi")]
 
 
-def sweep_report(table: pd.DataFrame, out: str | Path, swept: Sequence[str], title: str) -> Path:
+def sweep_report(
+    table: pd.DataFrame, out: str | Path, swept: Sequence[str], title: str, note: str = ""
+) -> Path:
     """Figures (IPC vs each swept field per workload and model; heatmap over the first
-    two numeric fields) and ``report.html`` in ``out``."""
+    two numeric fields) and ``report.html`` in ``out``; ``note`` heads the table section
+    (e.g. :meth:`mdm.explore.spec.SweepSpec.cache_timing_note`)."""
     out = Path(out)
     figs = out / "figures"
     sections = []
@@ -50,7 +53,11 @@ def sweep_report(table: pd.DataFrame, out: str | Path, swept: Sequence[str], tit
                 )
         sections.append(Section(str(wl), figures=paths))
     sections.append(
-        Section("Table", tables=[table.head(200)], text=f"{len(table)} rows; first 200 shown")
+        Section(
+            "Table",
+            tables=[table.head(200)],
+            text=f"{note + ' ' if note else ''}{len(table)} rows; first 200 shown",
+        )
     )
     return write_page(out / "report.html", title, sections)
 
