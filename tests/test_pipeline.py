@@ -208,3 +208,33 @@ def test_occupancy_is_actual_for_small_grids() -> None:
         pk = prepare(AppTrace([app.kernels[0]])).kernels[0]
         inp = kernel_input(pk, g, hand_cache(pk.kernel.n_warps).kernels[0])
         assert (inp.blocks_per_sm, inp.active_sms, inp.warps_per_sm) == (bps, sms, 4 * bps)
+
+
+def test_configurations_with_equal_latencies_share_the_interval_profile() -> None:
+    """predict_app_configs profiles a kernel once per distinct latency table: points that
+    differ only in bandwidth share it (read-only), a latency change gets its own, and every
+    prediction equals predict_app on that configuration alone."""
+    from mdm.pipeline import predict_app_configs
+
+    app = _app(8)
+    cache = hand_cache(app.kernels[0].n_warps)
+    cache = CacheSimResult("hand", [cache.kernels[0], cache.kernels[0]])
+    base = gpu()
+    gpus = [
+        base,
+        base.with_updates({"dram.bandwidth_gbps": 25.0, "noc.bandwidth_gbps": 400.0}),
+        base.with_updates({"l2.hit_latency_ns": 300.0}),
+    ]
+    p = prepare(app)
+    preds = predict_app_configs(p, gpus, ["mdm", "gpumech"], cache=cache, sim_gpu=base)
+    prof = [pr.inputs[0].profile for pr in preds]
+    assert prof[0] is prof[1] and prof[2] is not prof[0]
+    assert not prof[0].stall.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        prof[0].stall[0] = 0.0
+    assert prof[2].stall.sum() > prof[0].stall.sum()  # the slower L2 hit
+    for g, pr in zip(gpus, preds, strict=True):
+        alone = predict_app(p, g, ["mdm", "gpumech"], cache=cache)
+        for m in ("mdm", "gpumech"):
+            assert pr.cycles(m) == alone.cycles(m)
+    assert preds[1].cycles("mdm") != preds[0].cycles("mdm")  # the bandwidths still count
