@@ -75,3 +75,28 @@ def test_study_cache_timing_base_shares_the_simulation(tmp_path: Path) -> None:
     assert base.loc[at_base, "cycles"].tolist() == point.loc[at_base, "cycles"].tolist()
     res = CliRunner().invoke(app, ["study", "dvfs", "--out", str(tmp_path), "--cache-timing", "x"])
     assert res.exit_code == 1 and "expected point or base" in res.output
+
+
+def test_sweep_cache_timing_option_overrides_the_spec_and_resumes_point_folders(
+    tmp_path: Path,
+) -> None:
+    """``mdm sweep --cache-timing point`` simulates each DRAM bandwidth (two work items);
+    the folder then resumes only with the same option, and the refusal says how."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: t\nbase: mdm_pascal\ngrid: {dram.bandwidth_gbps: [240.0, 480.0]}\n"
+        "workloads: [{name: stride, params: {gs: 32, ctas: 8}}]\nmodels: [mdm]\n"
+    )
+    out = tmp_path / "o"
+    args = ["sweep", str(spec), "--out", str(out), "--workers", "1", "--no-report"]
+    res = CliRunner().invoke(app, [*args, "--cache-timing", "point"])
+    assert res.exit_code == 0, res.output
+    assert "2 work items run" in res.output and "cache_timing = point" in res.output
+    res = CliRunner().invoke(app, args)  # the spec's default, base: refused, with the way out
+    assert res.exit_code == 1 and "--cache-timing point" in res.output
+    res = CliRunner().invoke(app, [*args, "--cache-timing", "point"])
+    assert res.exit_code == 0 and "2 resumed" in res.output
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
+    assert res.exit_code == 0 and "1 work items run" in res.output, res.output
+    res = CliRunner().invoke(app, [*args, "--cache-timing", "sometimes"])
+    assert res.exit_code == 1 and "expected point or base" in res.output

@@ -406,7 +406,7 @@ def test_cache_timing_default_and_resuming_older_point_sweeps(tmp_path: Path) ->
     man = json.loads((tmp_path / "manifest.json").read_text())
     assert "cache_timing" not in man["spec"]
     assert run_sweep(point, tmp_path, **kw).items_skipped == first.items_total
-    with pytest.raises(ConfigError, match="cache_timing = 'point'.*set cache_timing = 'point'"):
+    with pytest.raises(ConfigError, match="cache_timing = 'point'.*--cache-timing point"):
         run_sweep(parse_spec(SPEC), tmp_path, **kw)
     with pytest.raises(ConfigError, match="different sweep"):  # another field too
         run_sweep(parse_spec({**SPEC, "models": ["gpumech"]}), tmp_path, **kw)

@@ -16,13 +16,24 @@ def sweep(
     scheduler: str = typer.Option(None, help="dask.distributed scheduler address"),
     workers: int = typer.Option(None, help="local process-pool size (default: all cores)"),
     report: bool = typer.Option(True, help="write figures and report.html"),
+    cache_timing: str = typer.Option(
+        None,
+        "--cache-timing",
+        help="base or point: overrides the spec's cache_timing (default base: caches "
+        "simulated at the base's clocks and bandwidths; point: at every point's own)",
+    ),
 ) -> None:
     """Run a sweep: one row per (workload, point, model) in results.parquet/.csv; resumable."""
     with cli_errors():
+        from mdm.errors import ConfigError
         from mdm.explore.runner import run_sweep
         from mdm.explore.spec import load_spec
 
         s = load_spec(spec)
+        if cache_timing is not None:
+            if cache_timing not in ("point", "base"):
+                raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")
+            s = s.model_copy(update={"cache_timing": cache_timing})
         out_dir = out or Path(f"sweep-{s.name}")
         res = run_sweep(
             s, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=True

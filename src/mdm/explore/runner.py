@@ -399,8 +399,8 @@ def run_sweep(
                     out,
                     f"holds a sweep run with cache_timing = {_timing_of(old)!r}, this spec "
                     f"asks for {_timing_of(manifest)!r} (the default since 2026-11-25 is "
-                    f"'base'); set cache_timing = {_timing_of(old)!r} in the spec to resume "
-                    "it, or use another --out",
+                    f"'base'); set cache_timing = {_timing_of(old)!r} in the spec (or "
+                    f"--cache-timing {_timing_of(old)}) to resume it, or use another --out",
                 )
             raise ConfigError(
                 out,
