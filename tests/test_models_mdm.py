@@ -261,6 +261,33 @@ def test_noc_bandwidth_limited_by_the_active_sms_ports() -> None:
     assert roofline_bound(_inp(gpu)).noc == pytest.approx(2 * base)
 
 
+def test_roofline_noc_bytes_with_a_sectored_l2_behind_a_line_l1() -> None:
+    """A non-sectored L1's line miss is one access per sector of a sectored L2 in the
+    cache statistics (4 here), so the NoC bound counts a sector per L2 access: loads only,
+    both L2 layouts give (L1 read misses x 128 B) / bandwidth. Counting a line per L2
+    access gave 4x that (found on Accel-Sim's SM2_GTX480 configuration)."""
+    from mdm.config.load import load_gpu
+    from mdm.memory import simulate_app
+    from mdm.models.roofline import noc_bytes_per_cycle, roofline_bound
+    from mdm.pipeline import predict_app
+    from mdm.profile.handmade import kernel_from_warps
+    from mdm.traces.model import AppTrace
+    from mdm.traces.model import InstrClass as C
+
+    lines = [0x10000 + 128 * i for i in range(32)]
+    warp = [(C.LD_GLOBAL, [1], [0], lines), (C.FP32, [2], [1])]
+    app = AppTrace(commands=[kernel_from_warps([warp] * 64, warps_per_block=4)], name="ld")
+    base = load_gpu("mdm_pascal")
+    assert not base.l1.sectored and not base.l2.sectored
+    for gpu in (base, base.with_updates({"l2.sectored": True})):
+        cache = simulate_app(app, gpu)
+        k = cache.kernels[0]
+        assert k.l2_accesses == k.l1_read_misses * (4 if gpu.l2.sectored else 1)
+        inp = predict_app(app, gpu, ["roofline"], cache=cache).inputs[0]
+        want = k.l1_read_misses * 128 / noc_bytes_per_cycle(gpu, inp.active_sms)
+        assert roofline_bound(inp).noc == pytest.approx(want)
+
+
 def test_mdm_pipelined_by_hand() -> None:
     p = get_model("mdm-pipelined").predict_kernel(_inp())
     # interval 1: R = M^Read W = 12 > 4 MSHRs (MD), eq. (10) saturated; graded exposure

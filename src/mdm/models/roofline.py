@@ -5,10 +5,12 @@
 * compute: ``total_warp_insts / (active_sms * schedulers * issue_width)`` times
   :func:`issue_factor` (dual issue only for pairable instructions), the
   whole kernel issued at the SMs' peak rate;
-* NoC: ``l2_accesses * request_bytes / B``, every L1-to-L2 request (reads and
-  writes, from the cache statistics) moving one L1 request (a line, or a sector
-  for a sectored L1) over the NoC bandwidth ``B`` the active SMs can use
-  (:func:`noc_bytes_per_cycle`: total, or the SMs' ejection ports if fewer);
+* NoC: ``l2_accesses * l2_access_bytes / B``, every L2 access (reads and writes, from
+  the cache statistics) moving its data over the NoC bandwidth ``B`` the active SMs
+  can use (:func:`noc_bytes_per_cycle`: total, or the SMs' ejection ports if fewer):
+  a sector for a sectored L2 (the cache simulation counts one access per sector: a
+  non-sectored L1's line miss is 4 of them), else the L1 request (a line, or a sector
+  for a sectored L1);
 * DRAM: ``(dram_read_bytes + dram_write_bytes) / dram_bytes_per_cycle``.
 
 Every other model is floored at this bound (see :mod:`mdm.models.interval`).
@@ -40,6 +42,12 @@ def noc_bytes_per_cycle(gpu: GPUConfig, sms: int) -> float:
 def request_bytes(gpu: GPUConfig) -> int:
     """Bytes one L1-to-L2 request moves: a sector for a sectored L1, else a line."""
     return gpu.l1.sector_bytes if gpu.l1.sectored else gpu.l1.line_bytes
+
+
+def l2_access_bytes(gpu: GPUConfig) -> int:
+    """Bytes one L2 access of the cache statistics moves over the NoC: a sector for a
+    sectored L2 (one access per sector), else one L1 request (:func:`request_bytes`)."""
+    return gpu.l2.sector_bytes if gpu.l2.sectored else request_bytes(gpu)
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def roofline_bound(inp: KernelInput) -> RooflineBound:
         raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
     peak = inp.active_sms * gpu.sm.schedulers * gpu.sm.issue_width
     compute = inp.total_warp_insts / peak * issue_factor(inp)
-    noc = inp.cache.l2_accesses * request_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
+    noc = inp.cache.l2_accesses * l2_access_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
     dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
     return RooflineBound(float(compute), float(noc), float(dram))
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from mdm.config.gpu import GPUConfig
 from mdm.memory.stats import KernelCacheStats
 from mdm.models.base import InstructionMix, KernelInput
-from mdm.models.roofline import request_bytes
+from mdm.models.roofline import l2_access_bytes, request_bytes
 from mdm.profile.intervals import IntervalProfile
 
 
@@ -109,7 +109,7 @@ def kernel_input_from_profile(
         l1_read_hits=l1_read_hits,
         l1_read_misses=r_miss,
         l1_write_accesses=w_acc,
-        l2_accesses=r_miss + w_acc,
+        l2_accesses=(r_miss + w_acc) * max(rb // l2_access_bytes(gpu), 1),  # per L2 sector
         l2_misses=round(n_warps * (dram_reads + dram_writes)),
         l2_read_accesses=r_miss,
         l2_read_misses=round(n_warps * dram_reads),
