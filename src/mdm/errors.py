@@ -29,5 +29,10 @@ class ConfigError(MdmError):
         super().__init__(f"{self.path}: {message}" if self.path else message)
 
 
+class EmptyInputError(MdmError, ValueError):
+    """An input with nothing to model, e.g. an application whose kernels have no
+    instructions (a ``ValueError`` too, for callers of the Python API)."""
+
+
 class MdmWarning(UserWarning):
     """A non-fatal problem worth telling the user (e.g. configuration options not mapped)."""

@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from mdm.config.gpu import GPUConfig
+from mdm.errors import EmptyInputError
 from mdm.memory.stats import CacheSimResult, KernelCacheStats
 from mdm.models.base import (
     InstructionMix,
@@ -421,7 +422,7 @@ def predict_app_configs(
             on_kernel(pk.kernel.name)
         del pk  # not kept alive while the next kernel is read
     if not inputs[0]:
-        raise ValueError(f"application {app.name!r} has no instructions to predict")
+        raise EmptyInputError(f"application {app.name!r} has no instructions to predict")
     return [
         AppPrediction(app=app.name, gpu=gpu.name, kernels=preds[g], inputs=inputs[g])
         for g, gpu in enumerate(gpus)

@@ -299,8 +299,12 @@ class _Opt:
     source: str  # "file:line" or "extra_options"
 
 
-def parse_options(text: str, source: str = "<string>") -> dict[str, _Opt]:
-    """``-option value`` pairs of a GPGPU-Sim config text; the last occurrence wins.
+def parse_options(
+    text: str, source: str = "<string>", repeats: list[str] | None = None
+) -> dict[str, _Opt]:
+    """``-option value`` pairs of a GPGPU-Sim config text; the last occurrence wins (as in
+    GPGPU-Sim's option parser; ``repeats`` gets one line per option given again with
+    another value, for the import's warning).
 
     Tokenised with :mod:`shlex` (``#`` comments, double quotes); a quoted value may span
     lines, its whitespace is removed. Raises :class:`ConfigError` with ``source:line``.
@@ -319,11 +323,13 @@ def parse_options(text: str, source: str = "<string>") -> dict[str, _Opt]:
             tokens = shlex.split(chunk, comments=True)
         except ValueError as exc:
             raise ConfigError(source, f"line {lineno}: {exc}") from None
-        _pair_tokens(tokens, out, f"{source}:{lineno}")
+        _pair_tokens(tokens, out, f"{source}:{lineno}", repeats)
     return out
 
 
-def _pair_tokens(tokens: list[str], out: dict[str, _Opt], where: str) -> None:
+def _pair_tokens(
+    tokens: list[str], out: dict[str, _Opt], where: str, repeats: list[str] | None = None
+) -> None:
     if len(tokens) % 2:
         raise ConfigError(
             None, f"{where}: expected '-option value' pairs, got {' '.join(tokens)!r}"
@@ -333,7 +339,13 @@ def _pair_tokens(tokens: list[str], out: dict[str, _Opt], where: str) -> None:
             raise ConfigError(
                 None, f"{where}: expected an option name starting with '-', got {name!r}"
             )
-        out[name] = _Opt(re.sub(r"\s+", "", value), where)
+        opt = _Opt(re.sub(r"\s+", "", value), where)
+        if repeats is not None and name in out and out[name].value != opt.value:
+            repeats.append(
+                f"{name} given again with another value ({out[name].source}: "
+                f"{out[name].value!r}, {where}: {opt.value!r}; the last is used)"
+            )
+        out[name] = opt
 
 
 class _Reader:
@@ -361,11 +373,23 @@ class _Reader:
     def num(self, name: str, default: float | None = None) -> float:
         v = self.raw(name, None if default is None else str(default))
         try:
-            return float(v)
+            x = float(v)
         except ValueError:
+            x = math.nan
+        if not math.isfinite(x):
             raise ConfigError(
                 None, f"{self.where(name)}: option {name}: expected a number, got {v!r}"
-            ) from None
+            )
+        return x
+
+    def pos_int(self, name: str, default: int | None = None) -> int:
+        """:meth:`int`, which must be positive (a count, width or ratio)."""
+        x = self.int(name, default)
+        if x < 1:
+            raise ConfigError(
+                None, f"{self.where(name)}: option {name}: expected a positive integer, got {x}"
+            )
+        return x
 
     def int(self, name: str, default: int | None = None) -> int:
         x = self.num(name, default)
@@ -382,6 +406,8 @@ class _Reader:
         parts = [p for p in v.split(sep) if p != ""]
         try:
             out = [float(p) for p in parts]
+            if not all(math.isfinite(x) for x in out):
+                raise ValueError
         except ValueError:
             raise ConfigError(
                 None,
@@ -440,10 +466,11 @@ def import_accelsim(
         path = path / "gpgpusim.config"
     if not path.is_file():
         raise ConfigError(path, "GPGPU-Sim config file not found")
-    opts = parse_options(path.read_text(errors="replace"), str(path))
+    repeats: list[str] = []
+    opts = parse_options(path.read_text(errors="replace"), str(path), repeats)
     tpath = Path(trace_config) if trace_config is not None else path.parent / "trace.config"
     if tpath.is_file():
-        opts.update(parse_options(tpath.read_text(errors="replace"), str(tpath)))
+        opts.update(parse_options(tpath.read_text(errors="replace"), str(tpath), repeats))
     elif trace_config is not None:
         raise ConfigError(tpath, "trace.config file not found")
     tokens = shlex.split(extra_options) if isinstance(extra_options, str) else list(extra_options)
@@ -455,9 +482,10 @@ def import_accelsim(
             raise ConfigError(path, exc.message) from None
         raise
     unmapped = sorted(set(opts) - r.used)
-    if unmapped or r.notes:
+    if unmapped or r.notes or repeats:
         parts = [f"{len(unmapped)} options not mapped: {' '.join(unmapped)}"] if unmapped else []
-        warnings.warn(MdmWarning(f"{path}: " + "; ".join([*parts, *r.notes])), stacklevel=2)
+        notes = [*parts, *r.notes, *repeats]
+        warnings.warn(MdmWarning(f"{path}: " + "; ".join(notes)), stacklevel=2)
     try:
         return GPUConfig.model_validate(data)
     except Exception as exc:  # pydantic.ValidationError
@@ -475,9 +503,16 @@ def _sm_queue_requests(r: _Reader, net: int, base_dir: Path | None) -> int | Non
         return None
     icnt = base_dir / r.opts["-inter_config_file"].value
     if not icnt.is_file():
+        r.notes.append(
+            f"{r.where('-inter_config_file')}: -inter_config_file {icnt} not found: "
+            "noc.sm_queue_requests keeps its default"
+        )
         return None
     m = re.search(r"^\s*input_buffer_size\s*=\s*(\d+)\s*;", icnt.read_text(errors="replace"), re.M)
     if m is None:
+        r.notes.append(
+            f"{icnt}: no 'input_buffer_size = N;': noc.sm_queue_requests keeps its default"
+        )
         return None
     r.used.add("-inter_config_file")
     return int(m.group(1))
@@ -486,6 +521,12 @@ def _sm_queue_requests(r: _Reader, net: int, base_dir: Path | None) -> int | Non
 def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tuple[dict, _Reader]:
     r = _Reader(opts)
     clocks = r.ints("-gpgpu_clock_domains", ":", 4)
+    if min(clocks[:4]) <= 0:
+        raise ConfigError(
+            None,
+            f"{r.where('-gpgpu_clock_domains')}: option -gpgpu_clock_domains: expected four "
+            f"positive clocks in MHz (core:interconnect:L2:DRAM), got {clocks[:4]}",
+        )
     core, icnt, l2clk, dramclk = (c / 1000.0 for c in clocks[:4])  # GHz
     n_sm = r.int("-gpgpu_n_clusters") * r.int("-gpgpu_n_cores_per_cluster", 1)
     threads, warp = r.ints("-gpgpu_shader_core_pipeline", ":", 2)
@@ -650,10 +691,10 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         noc_dict["sm_queue_requests"] = queue
 
     # ---- DRAM ---------------------------------------------------------------
-    bus = r.int("-gpgpu_dram_buswidth", 4)
-    bl = r.int("-gpgpu_dram_burst_length", 4)
-    ratio = r.int("-dram_data_command_freq_ratio", 2)
-    chips = r.int("-gpgpu_n_mem_per_ctrlr", 1)
+    bus = r.pos_int("-gpgpu_dram_buswidth", 4)
+    bl = r.pos_int("-gpgpu_dram_burst_length", 4)
+    ratio = r.pos_int("-dram_data_command_freq_ratio", 2)
+    chips = r.pos_int("-gpgpu_n_mem_per_ctrlr", 1)
     t = _timing(r)
     atom = bus * bl * chips
     cmd_cycles = max(t.get("CCD", 1.0), bl / ratio)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -26,7 +26,22 @@ from mdm.errors import ConfigError
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    """Frozen, no unknown keys, no infinite or NaN numbers, no booleans for numbers."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, data: Any) -> Any:
+        # pydantic would take ``n_sm = true`` as 1
+        if isinstance(data, dict):
+            for name, f in cls.model_fields.items():
+                v = data.get(name)
+                if isinstance(v, bool) and f.annotation in (int, float):
+                    raise ValueError(f"{name}: expected a number, got {str(v).lower()}")
+        return data
 
 
 class SMConfig(_Strict):

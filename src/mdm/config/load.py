@@ -77,7 +77,13 @@ def _read(preset_or_path: str | Path) -> tuple[str, str, str, Path | None]:
         if not path.is_file():
             raise ConfigError(path, "configuration file not found")
         fmt = {".yml": ".yaml"}.get(path.suffix, path.suffix)
-        return path.read_text(), str(path), fmt, path.parent
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                path, f"expected UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
+        return text, str(path), fmt, path.parent
     name = str(preset_or_path)
     res = resources.files("mdm.config") / "presets" / f"{name}.toml"
     if "/" in name or not res.is_file():

@@ -9,8 +9,9 @@ written as one JSON part file (its rows; ``parts/<workload>__<key hash>.json``, 
 file then ``os.replace``; JSON because a sweep writes thousands of tiny parts and
 Parquet's per-file cost dominated), so a sweep killed half-way resumes by skipping the
 items whose part exists; the merged table is rebuilt from the parts, with no row lost
-or duplicated. ``manifest.json`` records the spec; resuming into a folder of a
-different spec is refused.
+or duplicated. ``manifest.json`` records the spec (written once every point is validated); resuming
+into a folder holding results of a different spec is refused, a folder without results
+takes the new spec.
 
 Memory: a worker keeps each workload it has seen (the trace and its prepared kernels)
 for the items that follow, which is what makes a sweep over small traces fast. A trace
@@ -225,6 +226,9 @@ def plan(
     its caches are simulated on (:func:`mdm.memory.with_timing_of` the base)."""
     from mdm.memory import with_timing_of
 
+    for w in spec.workloads:  # before any item runs
+        if w.trace is not None and not Path(w.trace).exists():
+            raise ConfigError(w.trace, f"sweep {spec.name!r}: workload trace not found")
     base = load_base(spec.base)
     groups: dict[str, list[tuple[Point, Any]]] = {}
     sims: dict[str, Any] = {}
@@ -387,7 +391,8 @@ def run_sweep(
     parts.mkdir(parents=True, exist_ok=True)
     man_path = out / "manifest.json"
     manifest = _manifest(spec)
-    if man_path.exists():
+    has_results = any(parts.glob("*.json"))
+    if man_path.exists() and has_results:  # without results a folder takes the new spec
         old = json.loads(man_path.read_text())
         if old != manifest:
             same = {**old.get("spec", {}), "cache_timing": None} == {
@@ -406,11 +411,10 @@ def run_sweep(
                 out,
                 "holds results of a different sweep spec; use another --out or delete the folder",
             )
-    else:
-        atomic_write_bytes(man_path, json.dumps(manifest, indent=2).encode())
-
     check_models(spec.models, f"sweep {spec.name!r}")
-    items = plan(spec, load_base, cache_key)
+    items = plan(spec, load_base, cache_key)  # validates every point before anything is written
+    if not (man_path.exists() and has_results):
+        atomic_write_bytes(man_path, json.dumps(manifest, indent=2).encode())
     todo = [it for it in items if not (parts / it.part_name).exists()]
     skipped = len(items) - len(todo)
     if executor == "serial":

@@ -194,7 +194,12 @@ def parse_spec(data: Any, source: str = "<spec>") -> SweepSpec:
 def load_spec(path: str | Path) -> SweepSpec:
     """Read a ``.yaml``/``.yml`` or ``.toml`` sweep spec; trace paths made absolute."""
     path = Path(path)
-    text = path.read_text()
+    if not path.is_file():
+        raise ConfigError(path, "sweep spec not found")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, f"expected UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)

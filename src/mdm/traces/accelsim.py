@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 import lzma
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +89,7 @@ def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes
     while True:
         try:
             block = f.read(size)
-        except (lzma.LZMAError, EOFError, OSError, gzip.BadGzipFile) as exc:
+        except (lzma.LZMAError, zlib.error, EOFError, OSError) as exc:
             raise TraceFormatError(path, None, f"cannot decompress: {exc}") from exc
         if not block:
             break
@@ -104,6 +105,11 @@ def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes
 
 
 # --------------------------------------------------------------------- header
+#: CUDA's largest grid and block dimensions (x, y, z)
+_GRID_MAX = (2**31 - 1, 65535, 65535)
+_BLOCK_MAX = (1024, 1024, 64)
+
+
 def _int_field(path: Path, lineno: int, key: str, value: str) -> int:
     try:
         return int(value.strip(), 0)
@@ -122,6 +128,11 @@ def _dim_field(path: Path, lineno: int, key: str, value: str) -> tuple[int, int,
     dims = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
     if min(dims) < 1:
         raise TraceFormatError(path, lineno, f"header '-{key}' expected positive dims")
+    limit = _GRID_MAX if key == "grid dim" else _BLOCK_MAX
+    if any(d > lim for d, lim in zip(dims, limit, strict=True)):
+        raise TraceFormatError(
+            path, lineno, f"header '-{key}' expected at most {limit} (CUDA's limits), got {dims}"
+        )
     return dims
 
 
@@ -183,6 +194,12 @@ def _kernel_header(path: Path, fields: dict[str, tuple[int, str]], body_line: in
     def num(key: str) -> int:
         return _int_field(path, fields[key][0], key, fields[key][1])
 
+    def nonneg(key: str) -> int:
+        v = num(key)
+        if v < 0:
+            raise TraceFormatError(path, fields[key][0], f"header '-{key}' expected >= 0, got {v}")
+        return v
+
     ln, name = fields["kernel name"]
     if not name.strip():
         raise TraceFormatError(path, ln, "header '-kernel name' expected a name")
@@ -203,8 +220,8 @@ def _kernel_header(path: Path, fields: dict[str, tuple[int, str]], body_line: in
         kernel_id=num("kernel id"),
         grid=_dim_field(path, fields["grid dim"][0], "grid dim", fields["grid dim"][1]),
         block=_dim_field(path, fields["block dim"][0], "block dim", fields["block dim"][1]),
-        shmem_bytes=num("shmem"),
-        nregs=num("nregs"),
+        shmem_bytes=nonneg("shmem"),
+        nregs=nonneg("nregs"),
         binary_version=num("binary version"),
         tracer_version=tv,
         lineinfo=lineinfo,
@@ -302,7 +319,7 @@ def read_kernel(
     with _open_binary(path) as f:
         try:
             first = f.read(max(chunk_bytes, 1 << 16))
-        except (lzma.LZMAError, EOFError, OSError) as exc:
+        except (lzma.LZMAError, zlib.error, EOFError, OSError) as exc:
             raise TraceFormatError(path, None, f"cannot decompress: {exc}") from None
         fields, body_off, body_line = _split_header(path, first)
         hdr = _kernel_header(path, fields, body_line)
@@ -458,10 +475,15 @@ def _read_listing(path: str | Path) -> tuple[Path, list[Memcpy | Path]]:
             try:
                 if len(parts) != 3:
                     raise ValueError
-                entries.append(Memcpy(addr=int(parts[1], 16), nbytes=int(parts[2], 10)))
+                nbytes = int(parts[2], 10)
+                if nbytes < 0:
+                    raise ValueError
+                entries.append(Memcpy(addr=int(parts[1], 16), nbytes=nbytes))
             except ValueError:
                 raise TraceFormatError(
-                    listfile, lineno, "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes>'"
+                    listfile,
+                    lineno,
+                    "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes >= 0>'",
                 ) from None
         elif line.startswith("MemcpyDtoH"):
             continue
@@ -471,6 +493,8 @@ def _read_listing(path: str | Path) -> tuple[Path, list[Memcpy | Path]]:
             raise TraceFormatError(
                 listfile, lineno, "expected a kernel trace file name or 'MemcpyHtoD,addr,bytes'"
             )
+    if not any(isinstance(e, Path) for e in entries):
+        raise TraceFormatError(listfile, None, "expected at least one kernel trace file name")
     return listfile, entries
 
 
