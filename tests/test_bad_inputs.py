@@ -172,3 +172,15 @@ def test_sweep_folder_takes_a_corrected_spec_and_missing_traces_fail_first(
     with pytest.raises(ConfigError, match="nope.*workload trace not found"):
         run_sweep(missing, tmp_path / "m", executor="serial", evaluate=calls.append)
     assert calls == []  # found before any work item ran
+
+
+def test_damaged_store_meta_is_named(tmp_path: Path) -> None:
+    from mdm.traces import open_trace
+    from mdm.traces.store import save_store
+
+    d = tmp_path / "s.mdmtrace"
+    save_store(generate("stride", gs=32, ctas=2), d)
+    meta = d / "meta.json"
+    meta.write_text(meta.read_text()[:300])
+    with pytest.raises(TraceFormatError, match=r"meta.json: expected JSON: .*line \d+"):
+        open_trace(d)

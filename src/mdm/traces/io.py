@@ -129,6 +129,8 @@ def open_trace(
     for b in BACKENDS.values():
         if b.guess_can_open(p):
             return b.lazy(p, **kwargs) if lazy else b.open(p, **kwargs)
+    if p.is_dir() and (p / "meta.json").is_file():
+        store._read_meta(p)  # a damaged store: say what is wrong with its meta.json
     raise TraceFormatError(
         p,
         None,
