@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -84,3 +85,31 @@ def test_json_on_reference_trace(reference_dir) -> None:  # noqa: ANN001
         assert m["cycles"] > 0 and m["ipc"] == pytest.approx(m["warp_insts"] / m["cycles"])
         assert set(m["cpi_stack"]) >= {"base", "dependency", "mshr", "noc", "dram"}
         assert len(m["kernels"]) == 1
+
+
+def _strict_json(text: str) -> object:
+    def no_constant(name: str) -> object:
+        raise AssertionError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=no_constant)
+
+
+def test_json_is_standard_for_a_store_only_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    """MWP-CWP's eq. (6) MWP_peak_BW is infinite without loads: the JSON of a prediction
+    (``AppPrediction.to_json``, and ``echo_json`` behind every ``--json``) writes it as
+    ``null``; ``Infinity`` is not JSON (JavaScript's parser rejects it)."""
+    from mdm.cli.common import echo_json
+    from mdm.config.load import load_gpu
+    from mdm.pipeline import predict_app
+    from mdm.profile.handmade import kernel_from_warps
+    from mdm.traces.model import AppTrace
+    from mdm.traces.model import InstrClass as C
+
+    warp = [(C.INT, [1], [0]), (C.ST_GLOBAL, [], [1, 0], [0x1000 + 4 * i for i in range(32)])]
+    k = kernel_from_warps([warp] * 8, warps_per_block=4)
+    pred = predict_app(AppTrace(commands=[k], name="store_only"), load_gpu("v100"), ["mwp-cwp"])
+    assert pred.kernels["mwp-cwp"][0].details["mwp_peak_bw"] == float("inf")
+    out = _strict_json(pred.to_json())
+    assert out["models"]["mwp-cwp"]["kernels"][0]["details"]["mwp_peak_bw"] is None  # type: ignore[index]
+    echo_json({"x": float("inf"), "y": [float("nan"), 1.5], "z": np.float32(2.0)})
+    assert _strict_json(capsys.readouterr().out) == {"x": None, "y": [None, 1.5], "z": 2.0}

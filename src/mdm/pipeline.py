@@ -33,7 +33,6 @@ Choices:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from mdm._json import dumps as json_dumps
 from mdm.config.gpu import GPUConfig
 from mdm.errors import EmptyInputError
 from mdm.memory.stats import CacheSimResult, KernelCacheStats
@@ -223,7 +223,8 @@ class AppPrediction:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
+        """:meth:`to_dict` as standard JSON (non-finite numbers as ``null``)."""
+        return json_dumps(self.to_dict(), indent=2)
 
 
 def _occupancy(gpu: GPUConfig, k: KernelTrace, nregs_policy: str = "clamp") -> tuple[int, int, int]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -93,17 +92,8 @@ def print_table(table: Any) -> None:
 
 
 def echo_json(obj: Any) -> None:
-    """Print one JSON object on stdout (NumPy scalars converted)."""
-    typer.echo(json.dumps(obj, indent=2, default=_default))
+    """Print one JSON object on stdout (:func:`mdm._json.dumps`: NumPy values converted,
+    non-finite numbers as ``null``)."""
+    from mdm._json import dumps
 
-
-def _default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+    typer.echo(dumps(obj, indent=2))

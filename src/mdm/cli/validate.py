@@ -35,7 +35,7 @@ def validate(
 ) -> None:
     """Per-run IPC error (paper 001 eq. 11), per-class/GPU means, sweep Spearman correlations."""
     with cli_errors():
-        from mdm.report.pages import _clean, validation_report
+        from mdm.report.pages import validation_report
 
         if (reference is None) == (measured is None):
             raise ConfigError(None, "give exactly one of --reference DIR and --measured FILE")
@@ -52,7 +52,7 @@ def validate(
         if out is not None:
             validation_report(res, out)
         if json_:
-            echo_json(_clean(res.summary))
+            echo_json(res.summary)
             return
         for m, s in res.summary["models"].items():
             if measured is None:

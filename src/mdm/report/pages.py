@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from mdm._json import dumps
 from mdm.report import figures
 from mdm.report.html import Section, write_page
 
@@ -69,7 +68,7 @@ def validation_report(res: Any, out: str | Path) -> Path:
     res.runs.to_csv(out / "runs.csv", index=False)
     res.kernels.to_csv(out / "kernels.csv", index=False)
     res.spearman.to_csv(out / "spearman.csv", index=False)
-    (out / "summary.json").write_text(json.dumps(_clean(res.summary), indent=2))
+    (out / "summary.json").write_text(dumps(res.summary, indent=2))
     figs = out / "figures"
     runs = res.runs
     sections = []
@@ -118,12 +117,3 @@ def validation_report(res: Any, out: str | Path) -> Path:
 
 def _safe(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in s)
-
-
-def _clean(o: Any) -> Any:
-    """JSON-safe copy: NaN -> None."""
-    if isinstance(o, dict):
-        return {str(k): _clean(v) for k, v in o.items()}
-    if isinstance(o, float) and math.isnan(o):
-        return None
-    return o
