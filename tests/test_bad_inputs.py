@@ -184,3 +184,17 @@ def test_damaged_store_meta_is_named(tmp_path: Path) -> None:
     meta.write_text(meta.read_text()[:300])
     with pytest.raises(TraceFormatError, match=r"meta.json: expected JSON: .*line \d+"):
         open_trace(d)
+
+
+def test_store_array_of_another_dtype_is_named(tmp_path: Path) -> None:
+    import numpy as np
+
+    from mdm.traces import open_trace
+    from mdm.traces.store import save_store
+
+    d = tmp_path / "s.mdmtrace"
+    save_store(generate("stride", gs=32, ctas=2), d)
+    pc = np.load(d / "k0.pc.npy")
+    np.save(d / "k0.pc.npy", pc.astype(np.float64))
+    with pytest.raises(TraceFormatError, match=r"k0.pc.npy: expected dtype uint32, got float64"):
+        open_trace(d)

@@ -202,21 +202,23 @@ class KernelTrace:
         return True
 
 
-ARRAY_FIELDS = (
-    "warp_ptr",
-    "warp_block",
-    "warp_id",
-    "pc",
-    "opcode",
-    "iclass",
-    "mask",
-    "dst",
-    "src",
-    "mem_width",
-    "line",
-    "addr_ptr",
-    "addrs",
-)
+#: The array fields of :class:`KernelTrace` and their dtypes (as the readers build them)
+ARRAY_DTYPES: dict[str, np.dtype] = {
+    "warp_ptr": np.dtype(np.int64),
+    "warp_block": np.dtype(np.int32),
+    "warp_id": np.dtype(np.int32),
+    "pc": np.dtype(np.uint32),
+    "opcode": np.dtype(np.uint16),
+    "iclass": np.dtype(np.uint8),
+    "mask": np.dtype(np.uint32),
+    "dst": np.dtype(np.int16),
+    "src": np.dtype(np.int16),
+    "mem_width": np.dtype(np.uint8),
+    "line": np.dtype(np.int32),
+    "addr_ptr": np.dtype(np.int64),
+    "addrs": np.dtype(np.uint64),
+}
+ARRAY_FIELDS = tuple(ARRAY_DTYPES)
 
 
 @dataclass(frozen=True)

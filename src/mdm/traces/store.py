@@ -22,7 +22,15 @@ from typing import Any
 import numpy as np
 
 from mdm.errors import TraceFormatError
-from mdm.traces.model import ARRAY_FIELDS, AnyApp, AppTrace, KernelTrace, LazyApp, Memcpy
+from mdm.traces.model import (
+    ARRAY_DTYPES,
+    ARRAY_FIELDS,
+    AnyApp,
+    AppTrace,
+    KernelTrace,
+    LazyApp,
+    Memcpy,
+)
 
 STORE_FORMAT = "mdm-trace-store"
 STORE_VERSION = 1
@@ -112,6 +120,10 @@ def _command(path: Path, meta_file: Path, c: dict[str, Any], mmap: bool) -> Kern
             arrs[f] = np.load(fp, mmap_mode="r" if mmap else None, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise TraceFormatError(fp, None, f"expected a NumPy array file: {exc}") from None
+        if arrs[f].dtype != ARRAY_DTYPES[f]:
+            raise TraceFormatError(
+                fp, None, f"expected dtype {ARRAY_DTYPES[f]}, got {arrs[f].dtype}"
+            )
     kt = KernelTrace(
         name=c["name"],
         kernel_id=int(c["kernel_id"]),
