@@ -100,3 +100,12 @@ def test_sweep_cache_timing_option_overrides_the_spec_and_resumes_point_folders(
     assert res.exit_code == 0 and "1 work items run" in res.output, res.output
     res = CliRunner().invoke(app, [*args, "--cache-timing", "sometimes"])
     assert res.exit_code == 1 and "expected point or base" in res.output
+
+
+def test_sweep_error_about_a_point_names_the_spec_file(tmp_path: Path) -> None:
+    spec = tmp_path / "g1.yaml"
+    spec.write_text("name: g1\ngrid: {l1.mshr_entriez: [32]}\nworkloads: [{name: stride}]\n")
+    res = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert f"error: {spec}: sweep 'g1', point 0" in res.output.replace("\n", "")
+    assert "l1.mshr_entriez" in res.output

@@ -35,9 +35,14 @@ def sweep(
                 raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")
             s = s.model_copy(update={"cache_timing": cache_timing})
         out_dir = out or Path(f"sweep-{s.name}")
-        res = run_sweep(
-            s, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=True
-        )
+        try:
+            res = run_sweep(
+                s, out_dir, executor=executor, workers=workers, scheduler=scheduler, progress=True
+            )
+        except ConfigError as exc:
+            if exc.path is not None:
+                raise
+            raise ConfigError(spec, exc.message) from None  # e.g. a bad point: name the spec
         if report and len(res.table):
             from mdm.report.pages import sweep_report
 
