@@ -88,7 +88,7 @@ _HEAD = {
     "dram_writes": "DRAM wr", "opcode": "op", "executions": "execs", "l1_accesses": "L1 acc",
     "l1_hits": "hits", "l1_pending_hits": "pend", "l1_misses": "misses",
     "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
-    "l1_read_pending_hits": "L1 merged", "l2_pending_hits": "L2 merged",
+    "l1_read_pending_hits": "L1 pending", "l2_pending_hits": "L2 pending",
     "l2_blocked_cycles": "L2 blocked",
 }  # fmt: skip
 
@@ -162,8 +162,9 @@ def cachesim(
         if as_json:
             echo_json({"config": cfg.name, "kernels": rows, "total": total})
             return
-        # merged: MSHR merges (pending hits); L2 blocked: bank-cycles blocked by reads
-        # whose L2 MSHR entry had no merge slot left (summed over the banks)
+        # pending: accesses to a line in flight (L1: merged into its MSHR entry; L2: also
+        # those its full entry refused); L2 blocked: bank-cycles blocked by those refused
+        # reads (summed over the banks)
         cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
                 "l2_accesses", "l2_miss_rate", "l2_pending_hits", "l2_blocked_cycles",
                 "dram_reads", "dram_writes"]  # fmt: skip
