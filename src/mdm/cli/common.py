@@ -91,6 +91,15 @@ def print_table(table: Any) -> None:
     console.print(table)
 
 
+def cache_timing_option(value: str) -> str:
+    """``--cache-timing`` of ``mdm sweep`` and ``mdm study``: ``point`` or ``base``."""
+    if value not in ("point", "base"):
+        from mdm.errors import ConfigError
+
+        raise ConfigError(None, f"--cache-timing {value!r}: expected point or base")
+    return value
+
+
 def echo_json(obj: Any) -> None:
     """Print one JSON object on stdout (:func:`mdm._json.dumps`: NumPy values converted,
     non-finite numbers as ``null``)."""

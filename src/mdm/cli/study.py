@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from mdm.cli.common import cli_errors
+from mdm.cli.common import cache_timing_option, cli_errors
 from mdm.errors import ConfigError
 
 app = typer.Typer(help="Case studies (paper 001 Figs. 11-15).", no_args_is_help=True)
@@ -42,10 +42,8 @@ def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
 def _kw(
     models: list[str] | None, preset: str, workers: int | None, cache_timing: str = "base"
 ) -> dict:
-    if cache_timing not in ("point", "base"):
-        raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")
     kw: dict = {"base": preset, "workers": workers, "progress": True}
-    kw["cache_timing"] = cache_timing
+    kw["cache_timing"] = cache_timing_option(cache_timing)
     if models:
         kw["models"] = models
     return kw

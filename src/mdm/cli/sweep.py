@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from mdm.cli.common import cli_errors
+from mdm.cli.common import cache_timing_option, cli_errors
 
 
 def sweep(
@@ -31,9 +31,7 @@ def sweep(
 
         s = load_spec(spec)
         if cache_timing is not None:
-            if cache_timing not in ("point", "base"):
-                raise ConfigError(None, f"--cache-timing {cache_timing!r}: expected point or base")
-            s = s.model_copy(update={"cache_timing": cache_timing})
+            s = s.model_copy(update={"cache_timing": cache_timing_option(cache_timing)})
         out_dir = out or Path(f"sweep-{s.name}")
         try:
             res = run_sweep(

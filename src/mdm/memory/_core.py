@@ -689,8 +689,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                 ch = bank_ch[_u(b)]  # DRAM channel of the bank: b * channels // banks
                 is_w = kind != 0
                 # stores (write-through, no allocate) and atomics go to the L2 directly, as
-                # do loads when the L1 is off; one pass of the loop below, t_l2 = t (after
-                # the bank port)
+                # do loads when the L1 is off; one pass of the loop below, the L2 access
+                # at t's bank-port slot
                 direct = kind != 0 or not l1_enabled
                 s1 = 0
                 if l1_enabled and kind != 2:  # the L1 set of a read or a store
@@ -714,11 +714,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                     nk = spl if l1_sectored else 1
                 for k in range(nk):
                     if direct:
-                        t_l2 = t
                         qmask = rmask  # the request's sectors (sectored L2)
                         # a load past a disabled L1, a store or an atomic: the bank's port
                         # serves it as an L1 miss
-                        t_l2 = fifo_slot(bank_free, b, t_l2, bank_step)
+                        t_l2 = fifo_slot(bank_free, b, t, bank_step)
                         t_eff = t_l2
                         if kind != 1:  # a load's or an atomic's data take a reply slot
                             t_eff = fifo_slot(noc_free, c, t_eff, noc_step)
