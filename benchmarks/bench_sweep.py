@@ -18,7 +18,8 @@ models only, as every point after the first of such a sweep does). ``--cache-tim
 point`` simulates every point and every run at its own timing (each pays a simulation).
 
 Run: ``python benchmarks/bench_sweep.py [--workers 2] [--models mdm] [--cache-timing
-base|point]``. Prints figures.
+base|point]``. Prints figures. ``--compare-timing`` instead runs the sweep with both
+``cache_timing`` values and prints how far ``base``'s cycles are from ``point``'s.
 """
 
 from __future__ import annotations
@@ -52,6 +53,38 @@ def bench_sweep(workers: int, cache_timing: str) -> None:
         f"(cache_timing = {cache_timing}), {workers} workers: "
         f"{wall:.1f} s wall ({wall / n_points * 1e3:.1f} ms per point, both traces)"
     )
+
+
+def compare_timing(workers: int, models: list[str]) -> None:
+    """The 1,000-point sweep with ``cache_timing`` ``point`` and ``base``: per trace and
+    model, the |relative difference| of ``base``'s cycles from ``point``'s (mean, 99th
+    percentile, max) and both wall times."""
+    import pandas as pd
+
+    from mdm.explore.runner import run_sweep
+    from mdm.explore.spec import load_spec
+
+    spec = load_spec(REPO / "examples" / "sweep_reference_traces.toml")
+    spec = spec.model_copy(update={"models": models})
+    tables = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode in ("point", "base"):
+            t0 = time.perf_counter()
+            res = run_sweep(
+                spec.model_copy(update={"cache_timing": mode}),
+                Path(tmp) / mode,
+                executor="local",
+                workers=workers,
+            )
+            print(f"cache_timing = {mode}: {time.perf_counter() - t0:.1f} s")
+            tables[mode] = res.table.set_index(["workload", "point_id", "model"])["cycles"]
+    rel = (tables["base"] / tables["point"] - 1).abs().rename("rel").reset_index()
+    summary = rel.groupby(["workload", "model"])["rel"].agg(
+        mean="mean", p99=lambda x: x.quantile(0.99), max="max"
+    )
+    pd.set_option("display.width", 160)
+    print("|base cycles / point cycles - 1| per point:")
+    print((100 * summary).round(2).astype(str).add(" %").to_string())
 
 
 def bench_per_config(models: list[str], cache_timing: str) -> None:
@@ -122,7 +155,15 @@ def main() -> None:
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--skip-per-config", action="store_true")
     ap.add_argument("--cache-timing", choices=["point", "base"], default="base")
+    ap.add_argument(
+        "--compare-timing",
+        action="store_true",
+        help="only run the sweep both ways and compare the cycles (compare_timing)",
+    )
     args = ap.parse_args()
+    if args.compare_timing:
+        compare_timing(args.workers, args.models)
+        return
     if not args.skip_per_config:
         bench_per_config(args.models, args.cache_timing)
     if not args.skip_sweep:
