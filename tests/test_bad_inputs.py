@@ -198,3 +198,61 @@ def test_store_array_of_another_dtype_is_named(tmp_path: Path) -> None:
     np.save(d / "k0.pc.npy", pc.astype(np.float64))
     with pytest.raises(TraceFormatError, match=r"k0.pc.npy: expected dtype uint32, got float64"):
         open_trace(d)
+
+
+@pytest.mark.parametrize(
+    ("grid", "message"),
+    [
+        ([1, 1, 1], r"kernel 0: \d+ warps, expected \d+ \(grid \(1, 1, 1\)"),
+        ([4, 1, 1], r"kernel 0: \d+ warps, expected \d+ \(grid \(4, 1, 1\)"),
+    ],
+)
+def test_store_grid_that_disagrees_with_its_blocks_is_named(
+    tmp_path: Path, grid: list[int], message: str
+) -> None:
+    from mdm.traces import open_trace
+    from mdm.traces.store import save_store
+
+    d = tmp_path / "s.mdmtrace"
+    save_store(generate("stride", gs=32, ctas=2), d)
+    meta_file = d / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    kern = next(c for c in meta["commands"] if c["type"] == "kernel")
+    kern["grid"] = grid
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(TraceFormatError, match=r"meta.json.*" + message):
+        open_trace(d)
+
+
+def test_store_warp_ids_outside_the_grid_or_twice_are_named(tmp_path: Path) -> None:
+    import numpy as np
+
+    from mdm.traces import open_trace
+    from mdm.traces.store import save_store
+
+    d = tmp_path / "s.mdmtrace"
+    save_store(generate("stride", gs=32, ctas=2), d)
+    blk = np.load(d / "k0.warp_block.npy")
+    wid = np.load(d / "k0.warp_id.npy")
+    bad = blk.copy()
+    bad[-1] = 2  # the grid has blocks 0 and 1
+    np.save(d / "k0.warp_block.npy", bad)
+    with pytest.raises(TraceFormatError, match=r"warp_block\[\d+\] = 2 is outside the grid's 2"):
+        open_trace(d)
+    np.save(d / "k0.warp_block.npy", blk)
+    dup = wid.copy()
+    dup[1] = dup[0]
+    np.save(d / "k0.warp_id.npy", dup)
+    with pytest.raises(TraceFormatError, match=r"warp 0 of block 0 appears 2 times"):
+        open_trace(d)
+
+
+def test_stride_shared_memory_beyond_every_gpu_is_refused(tmp_path: Path) -> None:
+    # threads x n x 4 B of __shared__ output: 256 x 227 x 4 = 232,448 B fits an H100 block
+    assert generate("stride", ctas=1, n=227).kernels[0].shmem_bytes == 232_448
+    with pytest.raises(ValueError, match=r"n=228 with threads=256 needs 233,472 B .* n <= 227"):
+        generate("stride", ctas=1, n=228)
+    out = tmp_path / "x"
+    res = CliRunner().invoke(cli, ["trace", "gen", "stride", "--out", str(out), "--param", "n=300"])
+    assert res.exit_code != 0 and "n <= 227" in res.output
+    assert not out.exists()

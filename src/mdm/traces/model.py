@@ -160,12 +160,41 @@ class KernelTrace:
             raise ValueError("warp_ptr is not a valid CSR index over the instructions")
         if self.warp_block.shape != (w,) or self.warp_id.shape != (w,):
             raise ValueError("warp_block/warp_id must have one entry per warp")
+        self._validate_warp_ids()
         if self.addr_ptr.shape != (n + 1,) or self.addr_ptr[0] != 0:
             raise ValueError("addr_ptr must have n+1 entries starting at 0")
         if self.addr_ptr[-1] != self.addrs.shape[0] or np.any(np.diff(self.addr_ptr) < 0):
             raise ValueError("addr_ptr is not a valid CSR index over addrs")
         if n and int(self.opcode.max()) >= len(self.opcodes):
             raise ValueError("opcode ids exceed the opcode table")
+
+    def _validate_warp_ids(self) -> None:
+        """Every block of the grid holds every warp its block dim requires, once (the
+        Accel-Sim reader's rule, so that the grid, the occupancy and the block-to-SM
+        schedule all describe the same warps)."""
+        nb, wpb, w = self.n_blocks, self.warps_per_block, self.n_warps
+        if w != nb * wpb:
+            raise ValueError(
+                f"{w} warps, expected {nb * wpb} (grid {tuple(self.grid)} x "
+                f"{wpb} warps per block of {tuple(self.block)})"
+            )
+        if w == 0:
+            return
+        blk = self.warp_block.astype(np.int64)
+        wid = self.warp_id.astype(np.int64)
+        for name, v, hi, what in (
+            ("warp_block", blk, nb, f"the grid's {nb} blocks"),
+            ("warp_id", wid, wpb, f"the block's {wpb} warps"),
+        ):
+            bad = np.flatnonzero((v < 0) | (v >= hi))
+            if bad.size:
+                i = int(bad[0])
+                raise ValueError(f"{name}[{i}] = {int(v[i])} is outside {what} (0..{hi - 1})")
+        seen = np.bincount(blk * wpb + wid, minlength=nb * wpb)
+        dup = np.flatnonzero(seen > 1)
+        if dup.size:
+            b, k = divmod(int(dup[0]), wpb)
+            raise ValueError(f"warp {k} of block {b} appears {int(seen[dup[0]])} times")
 
     def equals(self, other: KernelTrace) -> bool:
         """Exact equality of header fields and every array (used by round-trip tests)."""

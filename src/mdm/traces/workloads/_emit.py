@@ -313,6 +313,11 @@ def emit_exit_lanes(em: Emitter, pc: int, act: Active) -> None:
     em.op(pc, "EXIT", act=act)
 
 
+#: CUDA's largest shared memory per block, opted in (227 KB, compute capability 9.0): a
+#: generated kernel needing more runs on no GPU
+MAX_SHMEM_PER_BLOCK = 232_448
+
+
 def check_param(name: str, value: float, low: float = 1, high: float | None = None) -> float:
     """``value`` if ``low <= value <= high`` (no upper bound when ``high`` is None), else a
     ValueError naming the size parameter and its allowed range."""

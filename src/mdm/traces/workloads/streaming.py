@@ -12,6 +12,7 @@ import numpy as np
 
 from mdm.traces.model import AppTrace, Memcpy
 from mdm.traces.workloads._emit import (
+    MAX_SHMEM_PER_BLOCK,
     Active,
     Emitter,
     Geometry,
@@ -74,6 +75,13 @@ def stride(
     g = _geometry(ctas, threads)
     check_param("n", n, 1, 4096)
     check_param("gs", gs)
+    if threads * n * 4 > MAX_SHMEM_PER_BLOCK:
+        raise ValueError(
+            f"parameter n={n} with threads={threads} needs {threads * n * 4:,} B of shared "
+            f"memory per block (threads x n x 4), more than any GPU gives a block "
+            f"({MAX_SHMEM_PER_BLOCK:,} B, compute capability 9.0): n <= "
+            f"{MAX_SHMEM_PER_BLOCK // (4 * threads)}"
+        )
     total = ctas * threads
     in_bytes = 4 * (gs * (total - 1) + n)
     (base,) = array_bases([in_bytes])
