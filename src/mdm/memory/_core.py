@@ -987,7 +987,7 @@ def run_timed(
     interleaves their memory instructions the same way. With one scheduler the SM
     issues the oldest ready warp's whole segment at once. Against Accel-Sim on 83
     reference runs this turned the L1 miss-rate difference from 0.018 into 0.009
-    (docs/status.md). ``issue_cost`` cycles per instruction (1 / schedulers: the SM's
+    (docs/measurement-log.md). ``issue_cost`` cycles per instruction (1 / schedulers: the SM's
     total issue rate); each global memory instruction is
     simulated at once (:func:`_run_kernel`'s ``run_kernel`` with ``cache_args``, which
     sets its completion ``i_done``). A warp is ready again when its segment has issued
@@ -1032,7 +1032,7 @@ def run_timed(
     numba literals: the loop is compiled once per pair that occurs (about 30 s each, on
     first use; then numba's on-disk cache), without the other layout's branches
     (:func:`_run_kernel`). Against one loop for all layouts, mdm_pascal's simulation takes
-    about 20 % less time per access (docs/status.md).
+    about 20 % less time per access (docs/measurement-log.md).
     """
     return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored)](args)
 

@@ -63,7 +63,7 @@ Model (all choices the papers leave open are listed here):
   misses reached the L2 spread over its reply queue, and reads of a line from many SMs
   (gemm_tiled's shared tiles) overflowed the line's L2 MSHR merge slots late in its
   flight (L2 merge-limit blocking 49 cycles per bank against Accel-Sim's 902 on
-  SM7_QV100, now 624; docs/status.md). Uncontended, a load completes
+  SM7_QV100, now 624; docs/measurement-log.md). Uncontended, a load completes
   ``l1.hit_latency_cycles`` (+ L2 hit latency (+ DRAM latency)) after issue. With the
   L1 off (``l1.enabled = false``) a load's requests take the same bank port and reply
   slot (before 2026-11-25 they took neither, so a disabled L1 ignored the NoC). A
@@ -171,7 +171,7 @@ def with_timing_of(gpu: GPUConfig, base: GPUConfig) -> GPUConfig:
     with ``cache_timing = "base"`` simulates a point's caches (:mod:`mdm.explore.spec`).
 
     Choice, measured: the timed simulation's miss rates hardly depend on these fields
-    (the order of accesses it interleaves is robust to its clock: docs/status.md), so a
+    (the order of accesses it interleaves is robust to its clock: docs/measurement-log.md), so a
     point that differs from another only in timing can reuse its simulation, and the
     models alone account for the bandwidths, clocks and latencies, as in paper 001's
     pipeline, whose cache simulation is per cache configuration. The simulated wait

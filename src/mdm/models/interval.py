@@ -96,7 +96,7 @@ def l1_blocking_entries(gpu: GPUConfig) -> int:
     whole memory latency; the L1 stalls for returning data, eq. (6)'s batches, only once
     the injection buffer behind it is full. Evidence (Accel-Sim SM7_QV100, whose 512
     MSHRs never fill and whose only L1 reservation fails are a full miss queue,
-    docs/status.md): the 11 baselines predicted with #MSHRs = 512 vs 16 (the miss queue):
+    docs/measurement-log.md): the 11 baselines predicted with #MSHRs = 512 vs 16 (the miss queue):
     ``mdm-pipelined`` 18 % vs 72 % mean |IPC error|, and with the same L1 made streaming
     (allocate on fill) the miss-queue reading predicted 3-15x the simulated cycles (vecadd
     -93 %, gather -88 %), while this reading gives the allocate-on-miss errors.
@@ -136,7 +136,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     ``mdm-pipelined`` (83 runs): MD+NMD 16.9 -> 15.6 %, mdm_pascal baselines 15.7 ->
     13.2 %, SM7_QV100 baselines 21.0 -> 22.0 % (vecadd -18 -> -1 %, gather -20 -> -15 %,
     but stencil2d +44 -> +63 % and gemm_tiled +59 -> +73 %, whose store intervals' DRAM
-    charge had hidden part of their missing request-side stall, docs/status.md). Eq. (4)
+    charge had hidden part of their missing request-side stall, docs/measurement-log.md). Eq. (4)
     keeps the miss ratio (the latency of a read that misses).
     """
     gpu = inp.gpu

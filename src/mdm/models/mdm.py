@@ -93,7 +93,7 @@ tail from above; the term stays below them in 15 of 16 runs. Effect on the 83
 reference runs (``mdm-pipelined``): SM7_QV100 baselines 20.2% -> 17.8% (stencil2d
 +47% -> +29%, gemm_tiled +70% -> +62%, vecadd -4% -> -7%), mdm_pascal baselines
 13.4% -> 14.5% (stencil2d -32% -> -34%, gemm_tiled -24% -> -28%: both were too slow
-already, see docs/status.md), MD+NMD 15.7% -> 16.1% (MD 13.2% -> 13.4%, NMD 22.4% ->
+already, see docs/measurement-log.md), MD+NMD 15.7% -> 16.1% (MD 13.2% -> 13.4%, NMD 22.4% ->
 23.6%). It applies to every scheduler: limiting it to loose round robin (whose
 lockstep warps queue their last requests together) would leave mdm_pascal unchanged,
 but the idle tails above are as long under greedy-then-oldest.
@@ -109,7 +109,7 @@ eq. (9) takes half the queue as hidden. Weighting the two shares gives 1/2 at eq
 mdm_pascal: 2,048 reads per 128 MSHRs, 0.97), so the prediction no longer jumps when
 eq. (2) turns true: with eq. (9)'s step, 5 % more L1 misses tripled the ``mdm``
 cycles of the built-in stride kernel on a titan_v whose representative warp sat at
-``M^Read W`` = 512 = ``#MSHRs`` (docs/status.md). No constant is fitted. Effect on
+``M^Read W`` = 512 = ``#MSHRs`` (docs/measurement-log.md). No constant is fitted. Effect on
 the 83 reference runs (``mdm-pipelined``): MD+NMD 14.7% -> 13.1% (MD 11.8% -> 12.0%,
 NMD 22.6% -> 16.0%, calibration kernels 6.9% -> 4.1%), baselines mdm_pascal 14.0% ->
 11.1%, SM7_QV100 18.4% -> 16.0% (mdm_pascal stencil2d -33% -> -20%, gemm_tiled -29%
