@@ -624,6 +624,32 @@ def test_gto_per_scheduler_interleaves_the_schedulers_greedy_warps() -> None:
     assert state.last_order.tolist() == [0, 3, 1, 4, 2, 5, 6, 7, 8]
 
 
+def test_gto_turn_ends_when_the_ldst_queue_is_full() -> None:
+    """Two GTO schedulers, one one-warp block each (warp 0 on scheduler 0: instructions
+    0-2; warp 1 on scheduler 1: 3-5), three independent loads of new lines per warp,
+    one L1 MSHR (every miss blocks the L1 until the previous fill) and room for one
+    instruction waiting for the LD/ST unit (``max_warps / schedulers`` = 1). Loads 0, 3
+    and 1 issue in turn; warp 1's second load (4) then finds the queue full: its turn
+    ends there instead of holding the SM for it, so when the slot frees the turn is
+    scheduler 0's and its greedy warp's third load (2) takes it: 0, 3, 1, 2, 4, 5
+    (holding the SM for the waiting warp gave 0, 3, 1, 4, 2, 5)."""
+    k = make_kernel([(LD, [128 * x] * 32, 4) for x in (1, 2, 3)], warps=2)
+    k.addrs[k.addrs.shape[0] // 2 :] += 128 * 100  # warp 1 reads other lines
+    g = gpu().with_updates(
+        {
+            "n_sm": 1,
+            "sm.scheduler_policy": "gto",
+            "sm.schedulers": 2,
+            "sm.max_warps": 2,
+            "l1.mshr_entries": 1,
+        }
+    )
+    state = _L2State(g)
+    s = simulate_kernel(k, g, l2=state, blocks_per_sm=2)
+    assert state.last_order.tolist() == [0, 3, 1, 2, 4, 5]
+    assert s.l1_read_misses == 6
+
+
 def test_gto_scheduler_of_a_new_block_follows_its_slot() -> None:
     """Two GTO schedulers, two block slots, blocks of one warp: block 0 (slot 0) issues
     one load and ends when it returns, block 1 (slot 1, scheduler 1) has 300 loads of
@@ -793,13 +819,13 @@ def test_same_cache_key_same_counts() -> None:
 # the timed model approximates Accel-Sim's LD/ST arbitration and queueing, so the
 # tolerances are absolute: L1 and L2 miss rates within 0.08, L1 read accesses exact.
 # Largest remaining gaps (benchmarks/compare_cachesim_reference.py): stride32, whose
-# hits depend on how many other warps' lines enter the 384-line L1 between a warp's
-# three loads of the same lines, i.e. on Accel-Sim's LD/ST-unit arbitration, which is
-# approximated: baseline L1 0.927 vs 0.988 and L2 0.360 vs 0.443 (tested within 0.09:
-# 0.371 before block slots were refilled as blocks exit, which brought L1 from 0.902
-# closer; giving the next block to the SM that frees a slot first brought the 83-run
-# mean L1 miss-rate difference from 0.0222 to 0.0210); its sweep points are off by
-# 0.02-0.42 in L1 and up to 0.27 in L2 miss rate and are left out.
+# hits depend on how many other warps' lines enter the 384-line L1 and the L2 between
+# a warp's three loads of the same lines, i.e. on Accel-Sim's LD/ST-unit arbitration,
+# which is approximated. Since a GTO scheduler's turn no longer holds the SM when the
+# LD/ST queue is full (2026-11-26) its L2 miss rates follow Accel-Sim's over the sweeps:
+# baseline L2 0.456 vs 0.443 (0.376 before: tested within 0.03 now, 0.09 before), the
+# sweep points within 0.083 (0.20 before, at 256 MSHRs: tested within 0.09 now, left
+# out before); its L1 miss rates stay 0.03-0.06 below Accel-Sim's.
 MD_RUNS = [
     ("stride32", "baseline"),
     ("spmv_csr", "baseline"),
@@ -808,6 +834,7 @@ MD_RUNS = [
     ("gemm_tiled", "baseline"),
     ("stride1", "baseline"),
     *[("spmv_csr", p) for p in ("l1_mshr", "n_sm", "dram_bw_x", "noc_bw_x", "core_clk_ghz")],
+    *[("stride32", p) for p in ("l1_mshr", "n_sm", "dram_bw_x", "noc_bw_x", "core_clk_ghz")],
 ]
 
 
@@ -835,7 +862,9 @@ def test_md_workloads_against_accelsim(reference_dir: Path, workload: str, sweep
         ref_l1 = float(row.l1d_rd_misses) / float(row.l1d_rd_accesses)
         assert tot.l1_miss_rate == pytest.approx(ref_l1, abs=0.08), row.run_id
         ref_l2 = float(row.l2_misses) / float(row.l2_accesses)
-        tol = 0.09 if (workload, sweep) == ("stride32", "baseline") else 0.08
+        tol = {("stride32", "baseline"): 0.03}.get(
+            (workload, sweep), 0.09 if workload == "stride32" else 0.08
+        )
         assert tot.l2_miss_rate == pytest.approx(ref_l2, abs=tol), row.run_id
 
 
