@@ -31,8 +31,8 @@ at its own timing, so each clock or bandwidth point pays its own simulation. Why
 NoC bandwidth x0.5 / x2, core clock 1.0 / 2.0 GHz) it is as accurate (over the 30 MD and
 NMD ones, mean |IPC error| of ``mdm-pipelined`` 12.8 % with ``point``, 12.3 % with
 ``base``, no model's up by more than 0.1 point; docs/measurement-log.md; 2026-11-26,
-after the cache simulation's scheduler change: 10.3 % and 9.7 %, every model lower with
-``base`` but ``mdm`` as written, 33.5 -> 35.0 %), and the 1,000-point
+after the cache simulation's scheduler change: 9.6 % and 9.8 %, no model up by more
+than 0.5 point), and the 1,000-point
 benchmark sweep takes a fifth of the time. A manifest without the field (folders written
 before it existed, or with ``point``) is a ``point`` sweep: resume those with
 ``cache_timing = "point"``.

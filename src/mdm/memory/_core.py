@@ -1009,15 +1009,16 @@ def run_timed(
     ``ldst_queue`` instructions wait for the unit at a time. With several GTO
     schedulers, a turn that reaches an LD/ST-unit instruction while ``ldst_queue`` wait
     ends before it (the instructions before it have issued; the warp stays ready at
-    it), and the SM's next turn -- the next scheduler's, picking its greedy or oldest
-    ready warp then -- comes when the oldest waiting one enters: as in GPGPU-Sim, where
-    a scheduler skips a warp whose next instruction finds no free pipeline register
-    and the freed slot goes to whichever warp a scheduler issues next. Against
-    stalling the SM with the turn's warp until a slot frees, over the 72 mdm_pascal
-    reference runs: mean |L2 miss rate - Accel-Sim's| 0.0143 -> 0.0082, DRAM reads
-    2.8 -> 1.3 % (stride32, whose lines are reused at the edge of the L2's capacity:
-    0.376 -> 0.456 against 0.443 at baseline), L1 miss rate 0.0091 -> 0.0095
-    (docs/measurement-log.md). Loose round robin and a single scheduler keep the
+    it) and the next scheduler's turn, picking its greedy or oldest ready warp then,
+    follows: at once if this turn issued instructions (the others may issue theirs
+    meanwhile), else when the oldest waiting one enters. As in GPGPU-Sim, where a
+    scheduler skips a warp whose next instruction finds no free pipeline register,
+    issues other warps' instructions, and the freed slot goes to whichever warp a
+    scheduler issues next. Against stalling the SM with the turn's warp until a slot
+    frees, over the 72 mdm_pascal reference runs: mean |L2 miss rate - Accel-Sim's|
+    0.0143 -> 0.0058, DRAM reads 2.8 -> 0.8 % (stride32, whose lines are reused at the
+    edge of the L2's capacity: 0.376 -> 0.464 against 0.443 at baseline), L1 miss rate
+    0.0091 -> 0.0090 (docs/measurement-log.md). Loose round robin and a single scheduler keep the
     stall (there the waiting warp is the first candidate when the slot frees). The
     caller uses ``max_warps / schedulers`` = 16 on both reference configurations, which
     is also GPGPU-Sim's count of memory instructions that can wait between issue and
@@ -1490,7 +1491,8 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                 # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
                 if multi and lsq[_u(sm), _u(lsq_head[_u(sm)])] > t:
                     # none free: the scheduler's turn ends before it (the warp stays
-                    # ready at it) and the SM's next turn comes when one frees
+                    # ready at it); the SM's next turn comes now if this one issued
+                    # instructions, else when one frees
                     t_defer = lsq[_u(sm), _u(lsq_head[_u(sm)])]
                     i1 = i
                     break
@@ -1518,7 +1520,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                     i1 = i
                     break
             lcur[_u(pick)] = lc
-            clock[_u(sm)] = t_defer if t_defer > t else t
+            clock[_u(sm)] = t_defer if (t_defer > t and i1 == i0) else t
             icur[_u(pick)] = i1
             if i1 < seg_first[_u(gs + 1)]:  # LRR or a scheduler's turn ended: the segment goes on
                 sacc[_u(pick)] = sready
