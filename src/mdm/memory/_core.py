@@ -1489,18 +1489,18 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                 if i == i1:
                     break
                 # an LD/ST-unit instruction: at most `ldst_queue` wait for the unit
-                if multi and lsq[_u(sm), _u(lsq_head[_u(sm)])] > t:
-                    # none free: the scheduler's turn ends before it (the warp stays
-                    # ready at it); the SM's next turn comes now if this one issued
-                    # instructions, else when one frees
-                    t_defer = lsq[_u(sm), _u(lsq_head[_u(sm)])]
-                    i1 = i
-                    break
+                h = lsq_head[_u(sm)]
+                if lsq[_u(sm), _u(h)] > t:  # none free until the oldest waiting enters
+                    if multi:
+                        # the scheduler's turn ends before it (the warp stays ready at
+                        # it); the SM's next turn comes now if this one issued
+                        # instructions, else when the slot frees
+                        t_defer = lsq[_u(sm), _u(h)]
+                        i1 = i
+                        break
+                    t = lsq[_u(sm), _u(h)]  # LRR, one scheduler: the SM waits with it
                 m = ldst_mem[_u(lc)]
                 lc += 1
-                h = lsq_head[_u(sm)]
-                if lsq[_u(sm), _u(h)] > t:
-                    t = lsq[_u(sm), _u(h)]
                 lsq[_u(sm), _u(h)] = l1_port[_u(sm)] if l1_port[_u(sm)] > t else t
                 lsq_head[_u(sm)] = h + 1 if h + 1 < ldst_queue else 0
                 if m == -2:  # shared memory / constant: one cycle of the unit
