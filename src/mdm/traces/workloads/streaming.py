@@ -75,9 +75,10 @@ def stride(
     g = _geometry(ctas, threads)
     check_param("n", n, 1, 4096)
     check_param("gs", gs)
-    if threads * n * 4 > MAX_SHMEM_PER_BLOCK:
+    shmem = threads * n * 4  # the __shared__ output array
+    if shmem > MAX_SHMEM_PER_BLOCK:
         raise ValueError(
-            f"parameter n={n} with threads={threads} needs {threads * n * 4:,} B of shared "
+            f"parameter n={n} with threads={threads} needs {shmem:,} B of shared "
             f"memory per block (threads x n x 4), more than any GPU gives a block "
             f"({MAX_SHMEM_PER_BLOCK:,} B, compute capability 9.0): n <= "
             f"{MAX_SHMEM_PER_BLOCK // (4 * threads)}"
@@ -130,7 +131,7 @@ def stride(
         name=f"strided_square_kernel_GS{gs}(float const*, int)",
         kernel_id=1,
         nregs=16,
-        shmem_bytes=threads * n * 4,
+        shmem_bytes=shmem,
     )
     return AppTrace([Memcpy(base, in_bytes), kt], name=f"stride{gs}")
 
