@@ -7,8 +7,10 @@ accesses, hits, pending hits, misses, L1 and L2 miss rates, DRAM reads and write
 (atoms), and the L2 merge-limit blocking per bank (our ``l2_blocked_cycles`` against
 the log's ``L2_cache_stats_fail_breakdown[GLOBAL_ACC_R][MSHR_MERGE_ENRTY_FAIL]``, retry
 cycles of reads whose L2 MSHR entry had no merge slot, from ``logs/<run_id>.json``;
-both over the L2 banks), ours / reference / relative difference; then the mean
-absolute differences.
+both over the L2 banks), and the simulation's own clock (``timeline_cycles``, summed
+over the kernels) against ``gpu_tot_sim_cycle`` (a check of the simulation's timing:
+its relative difference is the clock's drift), ours / reference / relative difference;
+then the mean absolute differences.
 Figures only, no assertions. Usage::
 
     python benchmarks/compare_cachesim_reference.py [--reference ../shared/reference]
@@ -41,6 +43,7 @@ COLUMNS = [  # (name, ours attribute or callable, reference column)
     ("dram_rd", "dram_reads", "dram_reads"),
     ("dram_wr", "dram_writes", "dram_writes"),
     ("l2_blk", "l2_blocked_per_bank", "l2_merge_fail_per_bank"),
+    ("clock", "timeline_cycles", "gpu_tot_sim_cycle"),
 ]
 
 _MERGE_FAIL = "L2F_GLOBAL_ACC_R_MSHR_MERGE_ENRTY_FAIL"
@@ -95,6 +98,7 @@ def compare(
             "dram_reads": tot.dram_read_bytes / atom,
             "dram_writes": tot.dram_write_bytes / atom,
             "l2_blocked_per_bank": tot.l2_blocked_cycles / gpu.l2.banks,
+            "timeline_cycles": tot.timeline_cycles,
         }
         row = row.copy()
         row["l2_merge_fail_per_bank"] = merge_fail_cycles(reference, row.run_id) / gpu.l2.banks

@@ -422,6 +422,21 @@ def test_l2_persists_across_kernels_and_l1_is_flushed() -> None:
     assert r.total().l1_read_accesses == 6
 
 
+def test_timeline_of_one_miss_is_the_uncontended_round_trip() -> None:
+    # one warp loading one line, twice in a row: the first kernel's clock runs for the
+    # miss's uncontended round trip (paper 001 eq. 4 with LLCMissRate 1: L1 pipeline +
+    # L^MinLLC + L^MinDRAM), the second's (warm L2) for an L2 hit; the total sums them
+    g = GPUConfig.model_validate(pascal_like("t"))
+    k = make_kernel([(LD, [4 * i for i in range(32)], 4)])
+    first, second = simulate_app(AppTrace([k, k]), g).kernels
+    hit = g.l1.hit_latency_cycles + g.l2_hit_latency_cycles
+    assert (first.l2_misses, second.l2_misses) == (1, 0)
+    assert first.timeline_cycles == pytest.approx(hit + g.dram_latency_cycles, abs=1)
+    assert second.timeline_cycles == pytest.approx(hit, abs=1)
+    tot = simulate_app(AppTrace([k, k]), g).total()
+    assert tot.timeline_cycles == first.timeline_cycles + second.timeline_cycles
+
+
 def test_per_pc_and_tracked_warps_add_up() -> None:
     k = make_kernel([(LD, [128 * i for i in range(32)], 4), (ST, [4 * i for i in range(32)], 4)], 3)
     s = simulate_app(AppTrace([k]), gpu(), track_warps={0: [1]}).kernels[0]

@@ -601,6 +601,7 @@ def simulate_kernel(
         mq_wait,
     )
     proc = np.zeros(inst.shape[0], np.int64)
+    t_start = l2.time
     end = run_timed(
         lay.order,
         lay.blk_ptr,
@@ -637,6 +638,7 @@ def simulate_kernel(
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
     stats.l1_miss_queue_wait_cycles = int(round(mq_wait[0]))
+    stats.timeline_cycles = int(round(max(end - t_start, 0.0)))
     stats.per_pc = _per_pc(ki, perm, per_inst)
     if track_warps:
         per_inst_k = np.empty_like(per_inst)  # kernel order

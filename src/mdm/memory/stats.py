@@ -80,6 +80,11 @@ class KernelCacheStats:
     l2_blocked_cycles: int = 0
     # cycles the SMs' L1s waited for a free miss-queue entry (summed over SMs; core cycles)
     l1_miss_queue_wait_cycles: int = 0
+    # the timed simulation's own clock from the kernel's start to its last block's end
+    # (core cycles): a diagnostic of the simulation's timing, not a performance prediction
+    # (its L2 ports serve requests in simulation order, so it runs long on memory-divergent
+    # kernels: docs/status.md, "Known gaps")
+    timeline_cycles: int = 0
     per_pc: PCStats | None = None
     warps: dict[int, WarpMemTrace] = field(default_factory=dict)
 
@@ -130,6 +135,7 @@ SCALAR_FIELDS = (
     "l2_merge_stalls",
     "l2_blocked_cycles",
     "l1_miss_queue_wait_cycles",
+    "timeline_cycles",
 )
 
 
