@@ -14,9 +14,16 @@ here):
 * ``repeated``: the third and later points with the same SM count and occupancy,
   which is what every further point of a sweep costs.
 
+``--all`` instead times every built-in workload at a size of 2-13 M L1 accesses
+(:data:`ALL_SIZES`): a trace's first simulation (coalescing included) and a repeated one,
+in L1 accesses and in warp instructions per second. The stride kernel is the fastest per
+access of them: its loads touch 32 lines each, so the issue loop's cost per memory
+instruction is spread over 32 accesses, while a coalesced load makes one.
+
 Figures only, no assertions. Usage::
 
     python benchmarks/bench_cachesim.py [--workload stride] [--ctas 16384] [--gpu mdm_pascal] [--sweep-like]
+    python benchmarks/bench_cachesim.py --all [--gpu mdm_pascal]
 """
 
 from __future__ import annotations
@@ -27,10 +34,24 @@ import time
 
 import numpy as np
 
+from mdm.config.gpu import GPUConfig
 from mdm.config.load import load_gpu
 from mdm.memory import cachesim
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.traces.workloads import generate
+
+#: ``--all``: every built-in workload, sized for 2-13 M L1 accesses on ``mdm_pascal``
+#: (the generators' defaults are 100x smaller)
+ALL_SIZES: dict[str, dict[str, int]] = {
+    "stride": {"ctas": 16384},
+    "spmv_csr": {"ctas": 13440},
+    "gather": {"ctas": 20000},
+    "kmeans": {"ctas": 5376},
+    "bfs": {"ctas": 16384},
+    "vecadd": {"ctas": 28672},
+    "stencil2d": {"W": 4096, "H": 1792},
+    "gemm_tiled": {"M": 1792, "N": 2048, "K": 64},
+}
 
 
 def _peak_rss_mb() -> float:
@@ -46,8 +67,12 @@ def main() -> None:
     ap.add_argument(
         "--sweep-like", action="store_true", help="also time repeated reference simulations"
     )
+    ap.add_argument("--all", action="store_true", help="every built-in workload (ALL_SIZES)")
     a = ap.parse_args()
     gpu = load_gpu(a.gpu)
+    if a.all:
+        all_workloads(gpu, a.repeat)
+        return
     # warm-up: compile every numba function on a small instance
     small = generate(a.workload, ctas=64)
     for _ in range(3):  # first, second (stores the issue order) and later simulations
@@ -90,6 +115,36 @@ def main() -> None:
     print(f"  peak RSS {_peak_rss_mb():.0f} MB (after generating the trace: {rss0:.0f} MB)")
     if a.sweep_like:
         sweep_like()
+
+
+def all_workloads(gpu: GPUConfig, repeat: int) -> None:
+    """Every workload of :data:`ALL_SIZES`: best of ``repeat`` first simulations
+    (coalescing included, input cache cleared) and third simulations of the layout."""
+    for name, size in ALL_SIZES.items():
+        small = {k: v // 64 if k == "ctas" else v for k, v in size.items() if k == "ctas"}
+        for _ in range(3):  # compile, and store the small trace's issue order
+            cachesim.simulate_app(generate(name, **small), gpu)
+        app = generate(name, **size)
+        first = rep = np.inf
+        for _ in range(repeat):
+            cachesim.clear_input_cache()
+            t0 = time.perf_counter()
+            res = cachesim.simulate_app(app, gpu)
+            first = min(first, time.perf_counter() - t0)
+            cachesim.simulate_app(app, gpu)
+            t0 = time.perf_counter()
+            cachesim.simulate_app(app, gpu)
+            rep = min(rep, time.perf_counter() - t0)
+        tot = res.total()
+        n_acc = tot.l1_read_accesses + tot.l1_write_accesses
+        n_inst = sum(k.n_instructions for k in app.kernels)
+        print(
+            f"{name:10s} {n_acc / 1e6:5.1f} M L1 accesses (miss rate {tot.l1_miss_rate:.2f}), "
+            f"{n_inst / 1e6:5.1f} M warp insts | first {n_acc / first / 1e6:5.1f} M acc/s "
+            f"{n_inst / first / 1e6:5.1f} M insts/s | repeated {n_acc / rep / 1e6:5.1f} M acc/s "
+            f"{n_inst / rep / 1e6:5.1f} M insts/s",
+            flush=True,
+        )
 
 
 def sweep_like() -> None:
