@@ -162,6 +162,32 @@ def test_coalescer_matches_naive(
     assert got == naive_coalesce_full(k, rule)[0]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 32),
+    st.lists(st.integers(0, 127), min_size=32, max_size=32),
+    st.sampled_from([4, 8, 16]),
+    st.sampled_from([0, 1 << 40, (1 << 62) - 4096]),
+    st.integers(0, 31),
+    st.booleans(),
+)
+def test_coalescer_one_line_reads_match_naive(
+    lanes: int, offsets: list[int], width: int, base: int, stray: int, one_line: bool
+) -> None:
+    """Reads whose ``lanes`` active lanes fall in one line (the coalescer's one-segment
+    path; ``one_line`` false moves lane ``stray`` to the next line, which leaves it) at
+    any base address: the naive coalescer's requests."""
+    addrs = [base + (o // width) * width % 128 for o in offsets[:lanes]]
+    addrs = [a - a % 128 + min(a % 128, 128 - width) for a in addrs]  # whole lanes in the line
+    if not one_line and stray < lanes:
+        addrs[stray] += 128
+    k = make_kernel([(LD, addrs, width)])
+    for rule in ("warp", "quarter_warp") if lanes == 32 else ("warp",):
+        r = coalesce(k, 128, 32, rule)
+        got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
+        assert got == naive_coalesce(k, rule)[0]
+
+
 def test_coalescer_colliding_keys() -> None:
     """Lines ``j << 29`` all fall in one slot of the coalescer's per-group key hash (long
     probe runs), repeated and in descending order: still one request per distinct line,

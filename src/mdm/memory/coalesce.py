@@ -174,6 +174,18 @@ def _slot(key: np.int64) -> np.int64:
     return (key ^ (key >> 9) ^ (key >> 19)) & (_HASH - 1)
 
 
+@njit(cache=True, inline="always")
+def _sector_bits(off: np.int64, offe: np.int64, s: np.int64, sector_bytes: int) -> np.uint64:
+    """The bytes ``off`` .. ``offe`` of a line (inclusive) that fall in its sector ``s``,
+    as a bitmap of the sector's bytes."""
+    lo = max(off, s * sector_bytes) - s * sector_bytes
+    hi = min(offe, s * sector_bytes + sector_bytes - 1) - s * sector_bytes
+    nbits = hi - lo + 1
+    if nbits >= 64:
+        return np.uint64(0xFFFFFFFFFFFFFFFF)
+    return ((np.uint64(1) << np.uint64(nbits)) - np.uint64(1)) << np.uint64(lo)
+
+
 @njit(cache=True)
 def _coalesce(
     inst: np.ndarray,
@@ -229,10 +241,79 @@ def _coalesce(
         else:
             seg = np.int64(line_bytes)  # requests are per line, sectors in the mask
         seg_log2 = _log2(seg)
+        fast_ok = seg_log2 >= 0 and line_log2 >= 0 and sec_log2 >= 0
         wr = writes[j]  # only a writing instruction tracks its written bytes (req_full)
         msk = mask[i]
         k = 0
         for g0 in range(0, 32, group):
+            gm = ((np.uint64(1) << np.uint64(group)) - np.uint64(1)) << np.uint64(g0)
+            whole = (np.uint64(msk) & gm) == gm and k + group <= na  # every lane active
+            if fast_ok and not wr and whole:
+                # a read with every lane of the group active: branch-free checks first
+                lo = np.int64(addrs[a0 + k])
+                hi = lo
+                for q in range(1, group):
+                    a = np.int64(addrs[a0 + k + q])
+                    lo = min(lo, a)
+                    hi = max(hi, a)
+                if lo >> seg_log2 == (hi + w - 1) >> seg_log2:  # one segment
+                    fm = np.uint32(0)
+                    for q in range(group):
+                        off = np.int64(addrs[a0 + k + q]) & (line_bytes - 1)
+                        # sectors off >> sec_log2 .. (off + w - 1) >> sec_log2 (2 << 31
+                        # wraps to 0 in 32 bits, which still sets the bits up to 31)
+                        fm |= (np.uint32(2) << np.uint32((off + w - 1) >> sec_log2)) - (
+                            np.uint32(1) << np.uint32(off >> sec_log2)
+                        )
+                    out_line[nr] = ((lo >> seg_log2) * seg) >> line_log2
+                    out_mask[nr] = fm
+                    out_full[nr] = 0
+                    nr += 1
+                    k += group
+                    continue
+            # fast path (the active lanes all fall in one segment, as in every coalesced
+            # load or store): one request, its sectors (and a store's written bytes, in
+            # row 0 of kbytes) OR-ed lane by lane; anything else falls through to the
+            # general path from the group's first lane
+            if fast_ok and not (whole and not wr):  # (a whole read group: checked above)
+                kk = k
+                seen = False
+                one_seg = True
+                key0 = np.int64(0)
+                fm = np.uint32(0)
+                if wr:
+                    for s in range(spl):
+                        kbytes[0, s] = 0
+                for lane in range(g0, g0 + group):
+                    if not (msk >> np.uint32(lane)) & np.uint32(1) or kk >= na:
+                        continue
+                    a = np.int64(addrs[a0 + kk])
+                    kk += 1
+                    key = a >> seg_log2
+                    if (a + w - 1) >> seg_log2 != key or (seen and key != key0):
+                        one_seg = False
+                        break
+                    seen = True
+                    key0 = key
+                    off = a & (line_bytes - 1)
+                    offe = (a + w - 1) & (line_bytes - 1)
+                    for s in range(off >> sec_log2, (offe >> sec_log2) + 1):
+                        fm |= np.uint32(1) << np.uint32(s)
+                        if wr:
+                            kbytes[0, s] |= _sector_bits(off, offe, s, sector_bytes)
+                if one_seg:
+                    if seen:
+                        out_line[nr] = (key0 * seg) >> line_log2
+                        out_mask[nr] = fm
+                        full = np.uint32(0)
+                        if wr:
+                            for s in range(spl):
+                                if kbytes[0, s] == sec_all:
+                                    full |= np.uint32(1) << np.uint32(s)
+                        out_full[nr] = full
+                        nr += 1
+                    k = kk
+                    continue
             nk = 0
             gen += 1
             ascending = True
@@ -287,17 +368,8 @@ def _coalesce(
                     s_hi = _div(offe, sector_bytes, sec_log2)
                     for s in range(_div(off, sector_bytes, sec_log2), s_hi + 1):
                         kmask[x] |= np.uint32(1) << np.uint32(s)
-                        if not wr:
-                            continue
-                        lo = max(off, s * sector_bytes) - s * sector_bytes
-                        hi = min(offe, s * sector_bytes + sector_bytes - 1) - s * sector_bytes
-                        nbits = hi - lo + 1
-                        if nbits >= 64:
-                            bits = np.uint64(0xFFFFFFFFFFFFFFFF)
-                        else:
-                            bits = (np.uint64(1) << np.uint64(nbits)) - np.uint64(1)
-                            bits = bits << np.uint64(lo)
-                        kbytes[x, s] |= bits
+                        if wr:
+                            kbytes[x, s] |= _sector_bits(off, offe, s, sector_bytes)
                     b = e + 1
             # emit the group's requests sorted by address: the keys are sorted with the
             # slot of their mask and bytes (insertion sort, nk <= _MAX_KEYS)
