@@ -450,8 +450,9 @@ def test_l2_persists_across_kernels_and_l1_is_flushed() -> None:
 
 def test_timeline_of_one_miss_is_the_uncontended_round_trip() -> None:
     # one warp loading one line, twice in a row: the first kernel's clock runs for the
-    # miss's uncontended round trip (paper 001 eq. 4 with LLCMissRate 1: L1 pipeline +
-    # L^MinLLC + L^MinDRAM), the second's (warm L2) for an L2 hit; the total sums them
+    # miss's uncontended round trip (paper 001 eq. 4 with LLCMissRate 1: L^MinLLC, the L1
+    # pipeline plus the L2 round trip as mdm.models.interval takes it, + L^MinDRAM), the
+    # second's (warm L2) for L^MinLLC alone; the total sums them
     g = GPUConfig.model_validate(pascal_like("t"))
     k = make_kernel([(LD, [4 * i for i in range(32)], 4)])
     first, second = simulate_app(AppTrace([k, k]), g).kernels
