@@ -16,9 +16,9 @@ here):
 
 ``--all`` instead times every built-in workload at a size of 2-13 M L1 accesses
 (:data:`ALL_SIZES`): a trace's first simulation (coalescing included) and a repeated one,
-in L1 accesses and in warp instructions per second. The stride kernel is the fastest per
-access of them: its loads touch 32 lines each, so the issue loop's cost per memory
-instruction is spread over 32 accesses, while a coalesced load makes one.
+in L1 accesses and in warp instructions per second. The stride kernel is among the
+fastest per access: its loads touch 32 lines each, so the cost of a memory instruction is
+spread over 32 accesses, while a coalesced load makes one.
 
 Figures only, no assertions. Usage::
 
