@@ -248,8 +248,9 @@ def _coalesce(
         for g0 in range(0, 32, group):
             gm = ((np.uint64(1) << np.uint64(group)) - np.uint64(1)) << np.uint64(g0)
             whole = (np.uint64(msk) & gm) == gm and k + group <= na  # every lane active
-            if fast_ok and not wr and whole:
-                # a read with every lane of the group active: branch-free checks first
+            if fast_ok and whole and not wr:
+                # a read with every lane of the group active: branch-free checks (else the
+                # general path)
                 lo = np.int64(addrs[a0 + k])
                 hi = lo
                 for q in range(1, group):
@@ -271,11 +272,11 @@ def _coalesce(
                     nr += 1
                     k += group
                     continue
-            # fast path (the active lanes all fall in one segment, as in every coalesced
-            # load or store): one request, its sectors (and a store's written bytes, in
-            # row 0 of kbytes) OR-ed lane by lane; anything else falls through to the
-            # general path from the group's first lane
-            if fast_ok and not (whole and not wr):  # (a whole read group: checked above)
+            elif fast_ok:
+                # the active lanes all in one segment, as in every coalesced load or store:
+                # one request, its sectors (and a store's written bytes, in row 0 of
+                # kbytes) OR-ed lane by lane; anything else falls through to the general
+                # path from the group's first lane
                 kk = k
                 seen = False
                 one_seg = True
