@@ -115,6 +115,26 @@ def test_prepare_is_architecture_independent() -> None:
     assert p.kernels[0].total_thread_insts == 7 * 32 * 32
 
 
+def test_prepare_does_not_copy_the_trace_arrays() -> None:
+    """``prepare_kernel`` reads the kernel's address and instruction arrays in place: its
+    peak of NumPy allocations stays below the addresses' size (copying them, as it once
+    did, made preparation the peak of a coalesced kernel's prediction)."""
+    import tracemalloc
+
+    from mdm.pipeline import prepare_kernel
+    from mdm.traces.workloads import generate
+
+    k = generate("vecadd", ctas=512).kernels[0]
+    prepare_kernel(k)  # compile and warm caches outside the measurement
+    tracemalloc.start()
+    try:
+        prepare_kernel(k)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < k.addrs.nbytes / 2, (peak, k.addrs.nbytes)
+
+
 def test_predict_app_every_model() -> None:
     pytest.importorskip("mdm.profile.occupancy", reason="occupancy not landed")
     from mdm.models import _load_builtin  # noqa: F401

@@ -115,7 +115,10 @@ def instruction_mix(kernel: KernelTrace) -> InstructionMix:
     mem_idx = np.flatnonzero(loads | stores).astype(np.int64)
     shift = int(np.log2(COALESCE_LINE_BYTES))
     lines = _lines_per_inst(
-        mem_idx, kernel.addr_ptr.astype(np.int64), kernel.addrs.astype(np.uint64), np.uint64(shift)
+        mem_idx,
+        kernel.addr_ptr.astype(np.int64, copy=False),
+        kernel.addrs.astype(np.uint64, copy=False),
+        np.uint64(shift),
     )
     unc = lines > 1
     n_unc = int(unc.sum())

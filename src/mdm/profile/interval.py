@@ -136,7 +136,7 @@ class Latencies:
 
     def per_instruction(self, pc: np.ndarray, iclass: np.ndarray) -> np.ndarray:
         """Latency of every instruction (vectorised)."""
-        lat = self.class_cycles[iclass.astype(np.intp)]
+        lat = self.class_cycles[iclass]
         if self.pc.size:
             is_mem = np.isin(iclass, np.array([int(c) for c in _LOADS], dtype=iclass.dtype))
             idx = np.searchsorted(self.pc, pc)
@@ -378,10 +378,10 @@ def warp_summaries(
     """Instructions and total uncontended stall of every warp (one numba pass)."""
     lat = (latencies or default_latencies()).per_instruction(kernel.pc, kernel.iclass)
     return _all_warps(
-        kernel.warp_ptr.astype(np.int64),
+        kernel.warp_ptr.astype(np.int64, copy=False),
         np.ascontiguousarray(kernel.dst),
         np.ascontiguousarray(kernel.src),
-        lat.astype(np.float64),
+        lat.astype(np.float64, copy=False),
         kernel.iclass == InstrClass.ST_GLOBAL,
         _n_regs(kernel),
     )
@@ -500,7 +500,7 @@ def interval_profile(
     m = _walk(
         np.ascontiguousarray(kernel.dst[a:b]),
         np.ascontiguousarray(kernel.src[a:b]),
-        lat.astype(np.float64),
+        lat.astype(np.float64, copy=False),
         kernel.iclass[a:b] == InstrClass.ST_GLOBAL,
         0,
         n,
@@ -525,7 +525,7 @@ def interval_profile(
             np.ascontiguousarray(kernel.dst[a:b]),
             np.ascontiguousarray(kernel.src[a:b]),
             UNIT_OF_CLASS[kernel.iclass[a:b].astype(np.intp)],
-            lat.astype(np.float64),
+            lat.astype(np.float64, copy=False),
             int(issue_width),
             bool(dual_issue_diff_units),
             np.zeros(_n_regs(kernel), np.float64),
