@@ -138,8 +138,15 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
     assert gpu.name == "mdm_pascal"
     assert len(warns) == 1
     msg = str(warns[0].message)
-    assert "-gpgpu_num_sp_units" in msg and "-gpgpu_max_insn_issue_per_warp" not in msg
-    mapped = ("-gpgpu_n_clusters", "-gpgpu_l1_banks", "-gpgpu_memory_partition_indexing")
+    assert "-gpgpu_simd_model" in msg and "-gpgpu_max_insn_issue_per_warp" not in msg
+    mapped = (
+        "-gpgpu_n_clusters",
+        "-gpgpu_l1_banks",
+        "-gpgpu_memory_partition_indexing",
+        "-gpgpu_num_sp_units",
+        "-gpgpu_num_sfu_units",
+        "-ptx_opcode_initiation_sfu",  # superseded by trace.config's <latency,initiation>
+    )
     assert not any(f"{o} " in msg + " " for o in mapped)
     assert "-gpgpu_cache:dl1 " not in msg + " "
 
@@ -341,3 +348,60 @@ def test_hopper_style_partition_and_set_index(reference_dir, tmp_path):
     cfg.write_text(src + "\n-gpgpu_memory_partition_indexing 7\n")
     with pytest.raises(ConfigError, match="expected 0..6, got 7"):
         import_accelsim(cfg)
+
+
+def test_initiation_intervals_and_units_mapped(reference_dir):
+    """trace.config's ``<latency,initiation>`` pairs give ``latency.*_cycles`` and
+    ``latency.*_initiation_cycles``; ``-gpgpu_num_*_units`` give ``sm.*_units`` (values
+    read from the files here, not copied)."""
+    kinds = (("int", "int_alu"), ("sp", "fp32"), ("dp", "fp64"), ("sfu", "sfu"))
+    for arch in ("mdm_pascal", "SM7_QV100"):
+        folder = reference_dir / "configs" / arch
+        trace = (folder / "trace.config").read_text()
+        cfg = (folder / "gpgpusim.config").read_text()
+        gpu, warns = _import(folder / "gpgpusim.config")
+        for kind, stem in kinds:
+            m = re.search(rf"^-trace_opcode_latency_initiation_{kind}\s+(\d+),(\d+)", trace, re.M)
+            assert getattr(gpu.latency, f"{stem}_cycles") == int(m.group(1)), (arch, kind)
+            assert getattr(gpu.latency, f"{stem}_initiation_cycles") == int(m.group(2)), kind
+        for kind in ("sp", "sfu", "dp", "int"):
+            m = re.search(rf"^-gpgpu_num_{kind}_units\s+(\d+)", cfg, re.M)
+            want = int(m.group(1)) if m else {"sp": 1, "sfu": 1}.get(kind, 0)  # GPGPU-Sim's
+            assert getattr(gpu.sm, f"{kind}_units") == want, (arch, kind)
+        bra = re.search(r"^-specialized_unit_\d+\s+1,(\d+),[^\n]*,BRA\s*$", trace, re.M)
+        assert gpu.sm.branch_units == (int(bra.group(1)) if bra else 0), arch
+        msg = " ".join(str(w.message) for w in warns) + " "
+        assert "-gpgpu_num_sp_units " not in msg and "-gpgpu_num_sfu_units " not in msg
+
+
+def test_initiation_fallbacks_and_errors(reference_dir, tmp_path):
+    """A trace.config pair with one number takes the initiation interval from
+    ``-ptx_opcode_initiation_*`` (first value); a malformed pair names the file and
+    line; ``-gpgpu_num_dp_units 0`` keeps FP64 on the SFUs (``dp_units = 0``)."""
+    src = reference_dir / "configs" / "mdm_pascal"
+    text = (src / "gpgpusim.config").read_text()
+    (tmp_path / "gpgpusim.config").write_text(
+        text + "\n-ptx_opcode_initiation_fp 3,2,1,1,4\n-gpgpu_num_dp_units 2\n"
+    )
+    trace = re.sub(
+        r"^-trace_opcode_latency_initiation_sp\s+\S+",
+        "-trace_opcode_latency_initiation_sp 6",
+        (src / "trace.config").read_text(),
+        flags=re.M,
+    )
+    (tmp_path / "trace.config").write_text(trace)
+    gpu, _ = _import(tmp_path / "gpgpusim.config")
+    assert (gpu.latency.fp32_cycles, gpu.latency.fp32_initiation_cycles) == (6, 3)
+    assert gpu.sm.dp_units == 2
+    for bad in ("6,x", "6,0"):
+        (tmp_path / "trace.config").write_text(
+            trace.replace("initiation_sp 6", f"initiation_sp {bad}")
+        )
+        with pytest.raises(
+            ConfigError, match=r"trace\.config:\d+: option -trace_opcode_latency_initiation_sp"
+        ):
+            _import(tmp_path / "gpgpusim.config")
+    (tmp_path / "trace.config").write_text(trace)
+    (tmp_path / "gpgpusim.config").write_text(text + "\n-gpgpu_num_dp_units -1\n")
+    with pytest.raises(ConfigError, match=r"gpgpusim\.config:\d+: option -gpgpu_num_dp_units"):
+        _import(tmp_path / "gpgpusim.config")

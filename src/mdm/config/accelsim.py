@@ -22,8 +22,13 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``sm.dual_issue_diff_units`` (GPGPU-Sim defaults 2 and 1); the profile finds which
   instructions pair (:mod:`mdm.profile.interval`).
 * Latencies: ``trace.config``'s ``-trace_opcode_latency_initiation_{int,sp,dp,sfu,tensor}``
-  (first number) and the ``BRA`` specialised unit; else ``-ptx_opcode_latency_*``
-  (first number, ADD). ``latency.shared_mem_cycles = -gpgpu_smem_latency``.
+  (``latency,initiation``: the latency and ``latency.*_initiation_cycles``) and the
+  ``BRA`` specialised unit; else ``-ptx_opcode_latency_*`` and
+  ``-ptx_opcode_initiation_*`` (first number, ADD). ``latency.shared_mem_cycles =
+  -gpgpu_smem_latency``. Execution units per SM: ``-gpgpu_num_{sp,sfu,dp,int}_units``,
+  ``-gpgpu_num_tensor_core_units`` and the enabled ``BRA`` specialised unit's count
+  (``sm.*_units``; GPGPU-Sim's defaults where absent: 1 SP, 1 SFU, no DP, INT or
+  tensor units).
 * L1 from ``-gpgpu_cache:dl1`` (:class:`CacheSpec`): ``l1.enabled = not
   -gpgpu_gmem_skip_L1D``; ``hit_latency_cycles = -gpgpu_l1_latency``. With
   ``-gpgpu_adaptive_cache_config 1`` the L1 is the unified size minus the smallest
@@ -724,6 +729,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             "scheduler_policy": policy,
             "issue_width": min(4, max(1, r.int("-gpgpu_max_insn_issue_per_warp", 2))),
             "dual_issue_diff_units": bool(r.int("-gpgpu_dual_issue_diff_exec_units", 1)),
+            **_exec_units(r),
             "register_alloc_granularity": 128,
             "shared_mem_alloc_granularity": 1,
         },
@@ -742,23 +748,48 @@ def _first(r: _Reader, name: str) -> int | None:
     return int(r.ints(name, ",", 1)[0])
 
 
+def _pair(r: _Reader, name: str) -> tuple[int, int | None] | None:
+    """``latency,initiation`` of a ``-trace_opcode_latency_initiation_*`` option (the
+    initiation interval None when the value has one number)."""
+    if not r.has(name):
+        return None
+    v = r.ints(name, ",", 1)
+    for x in v[:2]:
+        if x != int(x) or x < 1:
+            raise ConfigError(
+                None,
+                f"{r.where(name)}: option {name}: expected positive integers "
+                f"<latency,initiation>, got {r.opts[name].value!r}",
+            )
+    return int(v[0]), (int(v[1]) if len(v) > 1 else None)
+
+
 def _latencies(r: _Reader) -> dict[str, int]:
     lat: dict[str, int] = {}
-    pairs = [
-        ("int_alu_cycles", "-trace_opcode_latency_initiation_int", "-ptx_opcode_latency_int"),
-        ("fp32_cycles", "-trace_opcode_latency_initiation_sp", "-ptx_opcode_latency_fp"),
-        ("fp64_cycles", "-trace_opcode_latency_initiation_dp", "-ptx_opcode_latency_dp"),
-        ("sfu_cycles", "-trace_opcode_latency_initiation_sfu", "-ptx_opcode_latency_sfu"),
-        ("tensor_cycles", "-trace_opcode_latency_initiation_tensor", "-ptx_opcode_latency_tesnor"),
+    kinds = [  # (field stem, trace.config suffix, -ptx_opcode_latency_ / _initiation_ suffix)
+        ("int_alu", "int", "int"),
+        ("fp32", "sp", "fp"),
+        ("fp64", "dp", "dp"),
+        ("sfu", "sfu", "sfu"),
+        ("tensor", "tensor", "tesnor"),  # GPGPU-Sim's own spelling of the latency option
     ]
-    for field, trace_opt, ptx_opt in pairs:
-        v = _first(r, trace_opt)
-        if v is None:
-            v = _first(r, ptx_opt)
-        elif r.has(ptx_opt):
-            r.raw(ptx_opt)  # superseded by trace.config in trace-driven mode
+    for stem, trace_kind, ptx_kind in kinds:
+        ptx_lat = f"-ptx_opcode_latency_{ptx_kind}"
+        ptx_ii = f"-ptx_opcode_initiation_{'tensor' if stem == 'tensor' else ptx_kind}"
+        pair = _pair(r, f"-trace_opcode_latency_initiation_{trace_kind}")
+        if pair is None:
+            v, ii = _first(r, ptx_lat), _first(r, ptx_ii)
+        else:
+            (v, ii) = pair
+            for opt in (ptx_lat, ptx_ii):
+                if r.has(opt):
+                    r.raw(opt)  # superseded by trace.config in trace-driven mode
+            if ii is None:
+                ii = _first(r, ptx_ii)
         if v is not None:
-            lat[field] = v
+            lat[f"{stem}_cycles"] = v
+        if ii is not None:
+            lat[f"{stem}_initiation_cycles"] = ii
     if r.has("-gpgpu_smem_latency"):
         lat["shared_mem_cycles"] = r.int("-gpgpu_smem_latency")
     for k in range(1, 9):  # specialised units: <enabled>,<units>,<max_lat>,<id_oc>,<oc_ex>,<NAME>
@@ -768,5 +799,42 @@ def _latencies(r: _Reader) -> dict[str, int]:
             fields = r.opts[unit].value.split(",")
             if len(fields) >= 6 and fields[5].upper() == "BRA" and fields[0] == "1":
                 r.raw(unit)
-                lat["branch_cycles"] = int(r.ints(op, ",", 1)[0])
+                pair = _pair(r, op)
+                assert pair is not None
+                lat["branch_cycles"] = pair[0]
+                if pair[1] is not None:
+                    lat["branch_initiation_cycles"] = pair[1]
     return lat
+
+
+def _exec_units(r: _Reader) -> dict[str, int]:
+    """Execution units per SM (GPGPU-Sim's defaults where an option is absent: 1 SP,
+    1 SFU, no DP, INT or tensor units) and the BRA specialised unit's count."""
+    units = {
+        "sp_units": r.pos_int("-gpgpu_num_sp_units", 1),
+        "sfu_units": r.pos_int("-gpgpu_num_sfu_units", 1),
+        "dp_units": r.int("-gpgpu_num_dp_units", 0),
+        "int_units": r.int("-gpgpu_num_int_units", 0),
+    }
+    for name in ("dp_units", "int_units"):
+        if units[name] < 0:
+            opt = f"-gpgpu_num_{name}"
+            raise ConfigError(
+                None, f"{r.where(opt)}: option {opt}: expected a count >= 0, got {units[name]}"
+            )
+    if r.has("-gpgpu_num_tensor_core_units") and r.int("-gpgpu_num_tensor_core_units") > 0:
+        units["tensor_units"] = r.int("-gpgpu_num_tensor_core_units")
+    for k in range(1, 9):
+        unit = f"-specialized_unit_{k}"
+        if r.has(unit):
+            fields = r.opts[unit].value.split(",")
+            if len(fields) >= 6 and fields[5].upper() == "BRA" and fields[0] == "1":
+                try:
+                    units["branch_units"] = int(fields[1])
+                except ValueError:
+                    raise ConfigError(
+                        None,
+                        f"{r.where(unit)}: option {unit}: expected "
+                        f"<enabled>,<units>,... got {r.opts[unit].value!r}",
+                    ) from None
+    return units

@@ -17,6 +17,8 @@ Units are in field names. Conventions (decided here, used by every stage):
 from __future__ import annotations
 
 import math
+import types
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,9 +41,18 @@ class _Strict(BaseModel):
         if isinstance(data, dict):
             for name, f in cls.model_fields.items():
                 v = data.get(name)
-                if isinstance(v, bool) and f.annotation in (int, float):
+                if isinstance(v, bool) and _numeric(f.annotation):
                     raise ValueError(f"{name}: expected a number, got {str(v).lower()}")
         return data
+
+
+def _numeric(annotation: Any) -> bool:
+    """``int``, ``float``, or one of them or ``None`` (``int | None``)."""
+    if annotation in (int, float):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return any(a in (int, float) for a in typing.get_args(annotation))
+    return False
 
 
 class SMConfig(_Strict):
@@ -65,6 +76,36 @@ class SMConfig(_Strict):
         default=True,
         description="instructions issued together must use different execution units",
     )
+    sp_units: int | None = Field(
+        default=None,
+        ge=1,
+        description="FP32 (SP) execution units per SM; None: one per scheduler "
+        "(Accel-Sim -gpgpu_num_sp_units)",
+    )
+    int_units: int = Field(
+        default=0,
+        ge=0,
+        description="integer (INT) units per SM; 0: integer and other ALU instructions run "
+        "on the SP units, as before Volta (-gpgpu_num_int_units)",
+    )
+    dp_units: int | None = Field(
+        default=None,
+        ge=0,
+        description="FP64 units per SM; None: one per scheduler; 0: FP64 runs on the SFU "
+        "units, as GPGPU-Sim does for Fermi (-gpgpu_num_dp_units)",
+    )
+    sfu_units: int | None = Field(
+        default=None, ge=1, description="SFU units per SM; None: one per scheduler"
+    )
+    tensor_units: int | None = Field(
+        default=None, ge=1, description="tensor-core units per SM; None: one per scheduler"
+    )
+    branch_units: int = Field(
+        default=0,
+        ge=0,
+        description="dedicated branch units per SM (Accel-Sim's Volta and later configurations: "
+        "specialized unit BRA); 0: branches run on the integer path",
+    )
     register_alloc_granularity: int = Field(
         default=256, ge=1, description="registers per warp, rounding unit"
     )
@@ -72,7 +113,10 @@ class SMConfig(_Strict):
 
 
 class LatencyConfig(_Strict):
-    """Result latency per instruction class, core cycles."""
+    """Result latency per instruction class, and initiation interval of the execution
+    units (``*_initiation_cycles``: cycles a unit is busy with one warp instruction, the
+    second value of Accel-Sim's ``-trace_opcode_latency_initiation_*``; e.g. 2 where a
+    sub-core has 16 lanes of that kind), core cycles."""
 
     int_alu_cycles: int = Field(default=4, ge=1)
     fp32_cycles: int = Field(default=4, ge=1)
@@ -84,6 +128,12 @@ class LatencyConfig(_Strict):
     branch_cycles: int = Field(default=4, ge=1)
     barrier_cycles: int = Field(default=4, ge=1)
     other_cycles: int = Field(default=4, ge=1)
+    int_alu_initiation_cycles: int = Field(default=1, ge=1)
+    fp32_initiation_cycles: int = Field(default=1, ge=1)
+    fp64_initiation_cycles: int = Field(default=1, ge=1)
+    sfu_initiation_cycles: int = Field(default=1, ge=1)
+    tensor_initiation_cycles: int = Field(default=1, ge=1)
+    branch_initiation_cycles: int = Field(default=1, ge=1)
 
 
 class L1Config(_Strict):
