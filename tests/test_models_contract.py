@@ -160,3 +160,17 @@ def kernel_inputs(draw: st.DrawFn) -> KernelInput:
 def test_contract_hypothesis(model: str, inp: KernelInput) -> None:
     check_basic(model, inp)
     check_monotone(model, inp)
+
+
+@pytest.mark.parametrize("model", ALL_MODELS)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inp=kernel_inputs(), factor=st.sampled_from([0.5, 1.0, 2.0, 4.0]))
+def test_slower_execution_units_never_speed_up(model: str, inp: KernelInput, factor: float) -> None:
+    """A profile whose execution units take longer per instruction (``unit_cycles``,
+    initiation intervals) is never predicted faster than one without that column."""
+    from dataclasses import replace
+
+    slow = replace(inp, profile=replace(inp.profile, unit_cycles=inp.profile.n_insts * factor))
+    m = get_model(model)
+    check_basic(model, slow)
+    assert m.predict_kernel(slow).cycles >= m.predict_kernel(inp).cycles * (1 - 1e-12)

@@ -99,3 +99,23 @@ def test_unpaired_dual_issue_equals_single_issue() -> None:
     no_slots, _ = profile_cycles(g2, base, 32)
     assert np.allclose(full, no_slots)
     assert np.all(full <= unpaired)
+
+
+def test_execution_units_cap_interval_cycles() -> None:
+    """C_i >= W_sc x unit_cycles_i (a scheduler's share of its busiest unit), worked by
+    hand; the cap binds only where the unit is slower than the issue rate."""
+    from dataclasses import replace
+
+    from mdm.models.multiwarp import profile_cycles
+    from mdm.profile.intervals import IntervalProfile
+
+    gpu = GPUConfig.model_validate({**BASE, "compute_capability": 70})
+    base = IntervalProfile.from_lists([10, 10], [0, 0])
+    # interval 0: 8 FP32 instructions at an initiation interval of 2 = 16 cycles per
+    # warp; 40 warps on 4 schedulers: W_sc = 10, 160 > the issue cap's 100
+    prof = replace(base, unit_cycles=np.array([16.0, 10.0]))
+    c, view = profile_cycles(gpu, prof, 40)
+    assert view.warps == 10
+    assert c.tolist() == pytest.approx([160.0, 100.0])
+    c0, _ = profile_cycles(gpu, base, 40)  # no unit column: no cap
+    assert c0.tolist() == pytest.approx([100.0, 100.0])

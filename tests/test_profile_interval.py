@@ -18,11 +18,15 @@ from mdm.config.gpu import (
 from mdm.memory.stats import PCStats, WarpMemTrace
 from mdm.profile.handmade import kernel_from_warps
 from mdm.profile.interval import (
+    UNIT_INT,
     UNIT_OF_CLASS,
+    UNIT_SFU,
+    UNIT_SP,
     Latencies,
     _issue_groups,
     _n_regs,
     default_latencies,
+    exec_unit_costs,
     gpu_latencies,
     interval_profile,
     warp_summaries,
@@ -425,3 +429,60 @@ def test_wider_issue_can_need_more_slots() -> None:
         for w in (2, 3)
     ]
     assert slots == [3, 4]
+
+
+def _units_gpu(**sm: object) -> GPUConfig:
+    """The hand GPU with Volta-like initiation intervals and the given ``sm`` fields."""
+    g = gpu()
+    lat = g.latency.model_copy(
+        update={
+            "int_alu_initiation_cycles": 2,
+            "fp32_initiation_cycles": 2,
+            "sfu_initiation_cycles": 8,
+            "fp64_initiation_cycles": 4,
+        }
+    )
+    return g.model_copy(update={"sm": g.sm.model_copy(update=sm), "latency": lat})
+
+
+def test_exec_unit_costs_golden() -> None:
+    """Unit and cost per class, worked by hand: cost = initiation x schedulers / units."""
+    unit, cost = exec_unit_costs(_units_gpu(int_units=4))  # one INT unit per scheduler
+    assert (unit[C.INT], cost[C.INT]) == (UNIT_INT, 2.0)
+    assert (unit[C.FP32], cost[C.FP32]) == (UNIT_SP, 2.0)
+    assert (unit[C.BRANCH], cost[C.BRANCH]) == (UNIT_INT, 2.0)  # no branch unit
+    assert (unit[C.BARRIER], cost[C.BARRIER]) == (UNIT_INT, 1.0)
+    assert unit[C.LD_GLOBAL] == unit[C.LD_SHARED] == -1 and cost[C.LD_GLOBAL] == 0
+    unit, cost = exec_unit_costs(_units_gpu(sp_units=2, dp_units=0))  # Pascal-like: no INT
+    assert (unit[C.INT], cost[C.INT]) == (UNIT_SP, 4.0)  # 2 cycles x 4 schedulers / 2 units
+    assert (unit[C.FP32], cost[C.FP32]) == (UNIT_SP, 4.0)
+    assert (unit[C.FP64], cost[C.FP64]) == (UNIT_SFU, 4.0)  # no DP units: on the SFUs
+    assert (unit[C.SFU], cost[C.SFU]) == (UNIT_SFU, 8.0)
+    # the defaults (initiation 1, one unit of each kind per scheduler) cost 1 per instruction
+    _, cost = exec_unit_costs(gpu())
+    assert set(cost[cost > 0].tolist()) == {1.0}
+
+
+def test_unit_cycles_golden() -> None:
+    """Per interval, the busiest unit's cycles: 3 FP32 + 2 INT (+ a load, on no unit)
+    in one interval cost max(3 x 2, 2 x 2) = 6 with separate INT units, 10 when the
+    INT work shares the SP units."""
+    warp = [
+        (C.FP32, [1], [0]),
+        (C.FP32, [2], [0]),
+        (C.INT, [3], [0]),
+        (C.FP32, [4], [0]),
+        (C.INT, [5], [0]),
+        (C.LD_GLOBAL, [6], [0]),
+    ]
+    k = kernel_from_warps([warp])
+    prof = interval_profile(k, 0, lat_table(), unit_costs=exec_unit_costs(_units_gpu(int_units=4)))
+    assert prof.n_insts.tolist() == [6] and prof.unit_cycles.tolist() == [6.0]
+    shared = interval_profile(k, 0, lat_table(), unit_costs=exec_unit_costs(_units_gpu()))
+    assert shared.unit_cycles.tolist() == [10.0]
+    assert interval_profile(k, 0, lat_table()).unit_cycles is None
+    # two intervals: the 94-cycle gap of GOLDEN_WARP splits them, each counted apart
+    g = interval_profile(
+        kernel_from_warps([GOLDEN_WARP]), 0, lat_table(), unit_costs=exec_unit_costs(gpu())
+    )
+    assert g.n_insts.tolist() == [3, 3] and g.unit_cycles.tolist() == [2.0, 2.0]

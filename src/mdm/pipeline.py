@@ -51,7 +51,12 @@ from mdm.models.base import (
     combine_predictions,
     get_model,
 )
-from mdm.profile.interval import DEFAULT_MERGE_THRESHOLD, gpu_latencies, interval_profile
+from mdm.profile.interval import (
+    DEFAULT_MERGE_THRESHOLD,
+    exec_unit_costs,
+    gpu_latencies,
+    interval_profile,
+)
 from mdm.profile.intervals import IntervalProfile
 from mdm.profile.representative import representative_warp
 from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, popcount32
@@ -270,7 +275,10 @@ def kernel_input(
     """
     k = pk.kernel
     lat = gpu_latencies(gpu, stats.per_pc)
+    units = exec_unit_costs(gpu)
     key = (
+        units[0].tobytes(),
+        units[1].tobytes(),
         lat.class_cycles.tobytes(),
         lat.pc.tobytes(),
         lat.pc_cycles.tobytes(),
@@ -290,6 +298,7 @@ def kernel_input(
             l1_banks=gpu.l1.banks,
             issue_width=gpu.sm.issue_width,
             dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
+            unit_costs=units,
         )
         if profiles is not None:
             for col in vars(prof).values():

@@ -60,6 +60,21 @@ mdm --models gpumech``), per instruction only: MDM 33.4% -> 32.2% mean |error|
 requests: MDM 31.7% -> 32.8% (kmeans mdm_pascal +10% -> -34%: MDM's eq. 6 batches
 already over-count there), GPUMech 45.4% -> 26.5% (kmeans mdm_pascal +110% ->
 +20%). Profiles without ``ldst_cycles`` (``None``) get no cap.
+
+Execution-unit cap (open choice, decided here): ``C_i >= W_sc x unit_i``, with
+``unit_i`` the profile's ``unit_cycles`` (:mod:`mdm.profile.interval`: the cycles
+interval i keeps one scheduler's share of its busiest execution unit busy, from the
+units' initiation intervals). The ``W_sc`` warps of a scheduler cannot push their
+instructions through a unit faster than it takes them: on SM7_QV100 the FP32 and
+INT units take a warp instruction every 2 cycles (16 lanes per sub-core), so an
+interval that is half integer work needs ``W_sc n_i`` cycles however it is
+scheduled. Like the LD/ST cap, a throughput floor under either policy's C_i.
+Effect on the 83 reference runs (``mdm validate``; mdm_pascal's units take one
+instruction per cycle, so only SM7_QV100 moves), mean |IPC error| of the SM7_QV100
+baselines: mdm-pipelined 14.6 -> 13.1 % (stencil2d +29 -> +16 %, gemm_tiled +44 ->
++39 %, kmeans -3 -> -9 %), mdm 30.8 -> 28.1 %, mdm-queue 20.1 -> 17.9 %, mdm-mshr
+28.3 -> 25.7 %, gpumech 61.0 -> 57.4 %, gpumech+ 35.9 -> 31.4 %; MD+NMD of all runs
+mdm-pipelined 10.3 -> 10.1 %. Profiles without ``unit_cycles`` (``None``) get no cap.
 """
 
 from __future__ import annotations
@@ -151,11 +166,14 @@ def profile_cycles(
 ) -> tuple[np.ndarray, SchedulerView]:
     """C_i of ``profile`` on ``gpu`` with ``warps_per_sm`` resident warps and the config's policy.
 
-    Includes the LD/ST cap ``C_i >= warps_per_sm x ldst_cycles_i`` (module docstring).
+    Includes the LD/ST cap ``C_i >= warps_per_sm x ldst_cycles_i`` and the
+    execution-unit cap ``C_i >= W_sc x unit_cycles_i`` (module docstring).
     """
     view = scheduler_view(gpu, warps_per_sm, split)
     units, rate = issue_columns(gpu, profile, view)
     c = multiwarp_cycles(units, profile.stall, view.warps, rate, gpu.sm.scheduler_policy)
     if profile.ldst_cycles is not None:
         c = np.maximum(c, warps_per_sm * profile.ldst_cycles)  # one LD/ST unit per SM
+    if profile.unit_cycles is not None:
+        c = np.maximum(c, view.warps * profile.unit_cycles)  # a scheduler's unit share
     return c, view

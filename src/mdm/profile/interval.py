@@ -73,6 +73,26 @@ later issue times by at most a cycle per pair).
 Mechanism: mdm_pascal's gemm_tiled inner loop alternates shared-memory loads and FFMAs
 that do not depend on each other, which the reference simulator issues in pairs.
 
+Execution units (``unit_cycles``, open choice, decided here): the cycles interval i's
+instructions keep one scheduler's share of its busiest execution unit busy. A unit takes
+a new warp instruction every *initiation interval* (``gpu.latency.*_initiation_cycles``:
+GPGPU-Sim's ``pipelined_simd_unit`` holds its dispatch register that long; 2 where a
+sub-core has 16 lanes of the kind, as Volta's FP32 and INT32 units), so an instruction
+costs ``initiation x schedulers / units`` of that unit (:func:`exec_unit_costs`; units
+per SM from ``gpu.sm``, by default one per scheduler). Unit of each class, as the
+reference simulator issues them (``scheduler_unit::cycle``): FP32 on the SP units;
+integer, branch, barrier and other ALU work on the INT units when the SM has them
+(Volta and later), else on the SP units; branches on the dedicated branch units when
+the configuration has them (Accel-Sim's Volta and later: specialized unit BRA); FP64
+on the DP units (on the SFU units when ``dp_units`` is 0, as GPGPU-Sim does for
+Fermi); SFU and tensor on their own.
+Barriers take 1 cycle, as Accel-Sim's ``set_latency`` gives its barrier class no
+interval. Memory classes are the LD/ST column's. :mod:`mdm.models.multiwarp` turns the
+column into a throughput cap on C_i.
+Mechanism: SM7_QV100's stencil2d issues half its instructions to the INT units at an
+initiation interval of 2, so its warps cannot issue one instruction per cycle per
+scheduler, which the issue cap alone assumed.
+
 Memory columns (open choice, decided here): ``M^Read_i`` / ``M^Write_i`` are the
 *per-PC averages over all warps of the kernel* of the interval's instructions
 (L1 read misses per execution of each load PC, L1 write requests per execution of
@@ -144,6 +164,57 @@ class Latencies:
             hit = is_mem & (self.pc[idx_c] == pc)
             lat = np.where(hit, self.pc_cycles[idx_c], lat)
         return lat
+
+
+#: Execution units of :func:`exec_unit_costs`.
+UNIT_SP, UNIT_INT, UNIT_DP, UNIT_SFU, UNIT_TENSOR, UNIT_BRANCH = range(6)
+
+
+def exec_unit_costs(gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
+    """``(unit, cost)`` per instruction class on ``gpu`` (module docstring, "Execution
+    units"): the execution unit (``UNIT_*``; -1 for memory classes) and the cycles one
+    instruction keeps one scheduler's share of that unit busy, ``initiation x
+    schedulers / units``."""
+    sm, lat = gpu.sm, gpu.latency
+    sched = float(sm.schedulers)
+
+    def share(units: int | None) -> float:
+        return sched / (sm.schedulers if units is None else units)
+
+    unit = np.full(_N_CLASSES, -1, np.int8)
+    cost = np.zeros(_N_CLASSES, np.float64)
+    alu = (UNIT_INT, share(sm.int_units)) if sm.int_units else (UNIT_SP, share(sm.sp_units))
+    table = {
+        InstrClass.FP32: (UNIT_SP, share(sm.sp_units), lat.fp32_initiation_cycles),
+        InstrClass.INT: (*alu, lat.int_alu_initiation_cycles),
+        InstrClass.OTHER: (*alu, lat.int_alu_initiation_cycles),
+        InstrClass.UNKNOWN: (*alu, lat.int_alu_initiation_cycles),
+        InstrClass.BARRIER: (*alu, 1),
+        InstrClass.BRANCH: (UNIT_BRANCH, share(sm.branch_units), lat.branch_initiation_cycles)
+        if sm.branch_units
+        else (*alu, lat.int_alu_initiation_cycles),
+        InstrClass.FP64: (UNIT_DP, share(sm.dp_units), lat.fp64_initiation_cycles)
+        if sm.dp_units != 0
+        else (UNIT_SFU, share(sm.sfu_units), lat.fp64_initiation_cycles),
+        InstrClass.SFU: (UNIT_SFU, share(sm.sfu_units), lat.sfu_initiation_cycles),
+        InstrClass.TENSOR: (UNIT_TENSOR, share(sm.tensor_units), lat.tensor_initiation_cycles),
+    }
+    for c, (u, sh, ii) in table.items():
+        unit[c] = u
+        cost[c] = sh * ii
+    return unit, cost
+
+
+def _unit_cycles(
+    iclass: np.ndarray, starts: np.ndarray, unit: np.ndarray, cost: np.ndarray
+) -> np.ndarray:
+    """Per interval (``starts``), the busiest execution unit's cycles."""
+    uid = unit[iclass]
+    c = cost[iclass]
+    out = np.zeros(starts.shape[0])
+    for u in np.unique(uid[uid >= 0]):
+        out = np.maximum(out, np.add.reduceat(np.where(uid == u, c, 0.0), starts))
+    return out
 
 
 def _class_table(
@@ -471,13 +542,15 @@ def interval_profile(
     l1_banks: int = 1,
     issue_width: int = 1,
     dual_issue_diff_units: bool = True,
+    unit_costs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> IntervalProfile:
     """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
 
     ``latencies`` default to :func:`default_latencies`; ``stats`` (per-PC cache
     statistics) fill the memory columns, or ``warp_mem`` (the warp's own tracked
     counters) when given. ``l1_banks``: L1 tag lookups per cycle, for the LD/ST
-    column; ``issue_width > 1`` fills ``issue_slots`` (module docstring).
+    column; ``issue_width > 1`` fills ``issue_slots``; ``unit_costs``
+    (:func:`exec_unit_costs`) fills ``unit_cycles`` (module docstring).
     """
     if l1_banks < 1:
         raise ValueError(f"l1_banks must be >= 1, got {l1_banks}")
@@ -492,7 +565,14 @@ def interval_profile(
     if n == 0:
         e = np.zeros(0)
         return IntervalProfile(
-            e, e.copy(), e.copy(), e.copy(), e.copy(), warp=warp, ldst_cycles=e.copy()
+            e,
+            e.copy(),
+            e.copy(),
+            e.copy(),
+            e.copy(),
+            warp=warp,
+            ldst_cycles=e.copy(),
+            unit_cycles=None if unit_costs is None else e.copy(),
         )
     lat = (latencies or default_latencies()).per_instruction(kernel.pc[a:b], kernel.iclass[a:b])
     starts = np.zeros(n, np.int64)
@@ -533,7 +613,11 @@ def interval_profile(
         )
         joined[starts] = False  # an interval's first instruction opens a slot of its own
         slots = n_insts - np.add.reduceat(joined.astype(np.float64), starts)
+    units = None
+    if unit_costs is not None:
+        units = _unit_cycles(kernel.iclass[a:b], starts, *unit_costs)
     return IntervalProfile(
+        unit_cycles=units,
         issue_slots=slots,
         ldst_cycles=ldst,
         n_insts=n_insts,

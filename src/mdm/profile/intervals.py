@@ -34,6 +34,10 @@ class IntervalProfile:
     # bytes the interval's L1 requests move, fetches and the write-backs of the dirty
     # lines they evict (per-PC averages, like the other memory columns)
     dram_bytes: np.ndarray | None = None
+    # float64[I] or None (unknown: no execution-unit bound): cycles interval i keeps one
+    # scheduler's share of its busiest execution unit busy (initiation intervals;
+    # mdm.profile.interval docstring)
+    unit_cycles: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.n_insts.shape
@@ -45,6 +49,7 @@ class IntervalProfile:
             "ldst_cycles",
             "issue_slots",
             "dram_bytes",
+            "unit_cycles",
         ):
             if getattr(self, name) is not None and getattr(self, name).shape != n:
                 raise ValueError(
