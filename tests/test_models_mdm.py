@@ -397,3 +397,28 @@ def test_mdm_pipelined_adds_the_mean_l2_bank_blocking() -> None:
     assert get_model("mdm").predict_kernel(blocked).cycles == pytest.approx(
         get_model("mdm").predict_kernel(base).cycles
     )
+
+
+def test_roofline_and_mwp_cwp_issue_at_the_execution_units_rate() -> None:
+    """The compute bound (and MWP-CWP's ``Issue_cycles``) is ``1 / schedulers`` cycles
+    per warp instruction per SM, or the execution units' rate when slower: a profile
+    whose busiest unit takes 2 cycles per instruction (initiation interval 2) doubles
+    both, worked by hand."""
+    from dataclasses import replace
+
+    from mdm.models.mwp_cwp import mwp_cwp_parameters
+    from mdm.models.roofline import roofline_bound, sm_cycles_per_inst
+
+    inp = _inp()
+    sched = inp.gpu.sm.schedulers
+    assert inp.gpu.sm.issue_width == 1
+    assert sm_cycles_per_inst(inp) == pytest.approx(1 / sched)
+    slow = replace(inp, profile=replace(inp.profile, unit_cycles=2 * inp.profile.n_insts))
+    assert sm_cycles_per_inst(slow) == pytest.approx(2 / sched)
+    assert roofline_bound(slow).compute == pytest.approx(2 * roofline_bound(inp).compute)
+    assert roofline_bound(inp).compute == pytest.approx(
+        inp.total_warp_insts / (inp.active_sms * sched)
+    )
+    assert mwp_cwp_parameters(slow)["issue_cycles"] == pytest.approx(2 / sched)
+    fast = replace(inp, profile=replace(inp.profile, unit_cycles=0.5 * inp.profile.n_insts))
+    assert sm_cycles_per_inst(fast) == pytest.approx(1 / sched)  # the issue rate binds

@@ -15,10 +15,14 @@ by ``#Mem_insts`` are otherwise undefined), and takes eq. (24): ``Comp_cycles x 
   per-warp averages from :class:`InstructionMix` (``compute = total - coalesced -
   uncoalesced``, so shared-memory instructions count as computation, as in the
   paper's example); ``#Uncoal_per_mw = mix.requests_per_uncoalesced``.
-* ``Issue_cycles = 1 / (schedulers x issue_width)``: cycles per warp instruction of
-  one SM (4 on the paper's 8-lane G80 SMs), times the representative warp's
+* ``Issue_cycles``: cycles per warp instruction of one SM (4 on the paper's 8-lane
+  G80 SMs, i.e. 32 threads over 8 lanes), :func:`mdm.models.roofline.sm_cycles_per_inst`:
+  ``1 / (schedulers x issue_width)`` times the representative warp's
   :func:`mdm.models.roofline.issue_factor` when dual issue needs pairable
-  instructions.
+  instructions, or the execution units' rate when their initiation intervals (the
+  same lanes-per-unit limit as the paper's 4) make it slower. Effect on the 83
+  reference runs: SM7_QV100 baselines 64.7 -> 64.5 % (stride1 +168.0 -> +166.7 %;
+  its errors are in the memory terms), mdm_pascal unchanged.
 * ``Mem_LD``: the expected round trip of one transaction through the caches the
   paper's GPUs lacked: ``l1.hit_latency + L1MissRate x (L2 hit round trip +
   L2MissRate x DRAM latency)`` from the kernel's cache statistics.
@@ -47,7 +51,7 @@ from dataclasses import asdict, dataclass
 
 from mdm.models.base import KernelInput, KernelPrediction, Model, register
 from mdm.models.interval import finish_prediction
-from mdm.models.roofline import issue_factor, request_bytes
+from mdm.models.roofline import request_bytes, sm_cycles_per_inst
 
 
 @dataclass(frozen=True)
@@ -218,7 +222,7 @@ def mwp_cwp_parameters(inp: KernelInput) -> dict[str, float]:
         "load_bytes_per_warp": float(load_bytes),
         "freq_ghz": gpu.core_clock_ghz,
         "mem_bandwidth_gbps": float(mem_bw),
-        "issue_cycles": issue_factor(inp) / (gpu.sm.schedulers * gpu.sm.issue_width),
+        "issue_cycles": sm_cycles_per_inst(inp),
         "threads_per_warp": gpu.warp_size,
     }
 

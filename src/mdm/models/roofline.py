@@ -2,9 +2,10 @@
 
 ``cycles = max(compute, NoC, DRAM)`` with
 
-* compute: ``total_warp_insts / (active_sms * schedulers * issue_width)`` times
-  :func:`issue_factor` (dual issue only for pairable instructions), the
-  whole kernel issued at the SMs' peak rate;
+* compute: ``total_warp_insts x`` :func:`sm_cycles_per_inst` ``/ active_sms``, the
+  whole kernel issued at the SMs' peak rate: ``1 / (schedulers x issue_width)`` cycles
+  per warp instruction times :func:`issue_factor` (dual issue only for pairable
+  instructions), or the execution units' rate when slower (initiation intervals);
 * NoC: ``l2_accesses * l2_access_bytes / B``, every L2 access (reads and writes, from
   the cache statistics) moving its data over the NoC bandwidth ``B`` the active SMs
   can use (:func:`noc_bytes_per_cycle`: total, or the SMs' ejection ports if fewer):
@@ -80,13 +81,27 @@ def issue_factor(inp: KernelInput) -> float:
     return inp.gpu.sm.issue_width * float(p.issue_slots.sum()) / total
 
 
+def sm_cycles_per_inst(inp: KernelInput) -> float:
+    """Cycles one SM needs per warp instruction at its peak rate: the issue bound
+    ``issue_factor / (schedulers x issue_width)``, or the execution units' bound when
+    slower, ``sum(unit_cycles) / (schedulers x sum(n_insts))`` of the representative
+    warp (``unit_cycles``: a scheduler's share of its busiest unit per interval, from
+    the units' initiation intervals, :mod:`mdm.profile.interval`)."""
+    sm = inp.gpu.sm
+    c = issue_factor(inp) / (sm.schedulers * sm.issue_width)
+    p = inp.profile
+    total = p.total_insts
+    if p.unit_cycles is not None and total > 0:
+        c = max(c, float(p.unit_cycles.sum()) / (sm.schedulers * total))
+    return c
+
+
 def roofline_bound(inp: KernelInput) -> RooflineBound:
     """The three bounds of ``inp`` in core cycles."""
     gpu = inp.gpu
     if inp.active_sms < 1:
         raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
-    peak = inp.active_sms * gpu.sm.schedulers * gpu.sm.issue_width
-    compute = inp.total_warp_insts / peak * issue_factor(inp)
+    compute = inp.total_warp_insts * sm_cycles_per_inst(inp) / inp.active_sms
     noc = inp.cache.l2_accesses * l2_access_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
     dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
     return RooflineBound(float(compute), float(noc), float(dram))
