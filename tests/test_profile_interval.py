@@ -486,3 +486,23 @@ def test_unit_cycles_golden() -> None:
         kernel_from_warps([GOLDEN_WARP]), 0, lat_table(), unit_costs=exec_unit_costs(gpu())
     )
     assert g.n_insts.tolist() == [3, 3] and g.unit_cycles.tolist() == [2.0, 2.0]
+
+
+def test_dual_issue_pairs_integer_and_fp32_on_separate_units() -> None:
+    """With the configuration's units, independent INT + FP32 pairs issue together when
+    the SM has INT units (Volta and later) and not when integer work shares the SP units
+    (Pascal, and :data:`UNIT_OF_CLASS` without a configuration); two loads never pair
+    (one LD/ST unit)."""
+    warp = [(C.INT, [1], [0]), (C.FP32, [2], [0]), (C.INT, [3], [0]), (C.FP32, [4], [0])]
+    loads = [(C.LD_GLOBAL, [1], [0]), (C.LD_GLOBAL, [2], [0])]
+
+    def slots(w: list, g: GPUConfig | None) -> list[float]:
+        costs = None if g is None else exec_unit_costs(g)
+        k = kernel_from_warps([w])
+        p = interval_profile(k, 0, lat_table(), merge_threshold=0, issue_width=2, unit_costs=costs)
+        return p.issue_slots.tolist()
+
+    assert slots(warp, _units_gpu(int_units=4)) == [2.0]  # {INT, FP32} twice
+    assert slots(warp, _units_gpu()) == [4.0]  # INT and FP32 both on the SP units
+    assert slots(warp, None) == [4.0]
+    assert slots(loads, _units_gpu(int_units=4)) == [2.0]

@@ -62,9 +62,11 @@ Issue slots (``issue_width > 1``, Accel-Sim's ``-gpgpu_max_insn_issue_per_warp``
 scheduler issues a *group* of up to ``issue_width`` consecutive instructions of one warp
 in a cycle when each is ready at the group's cycle, reads and writes no register that
 an earlier member writes (scoreboard) and, with ``dual_issue_diff_units``, uses an
-execution unit no earlier member uses (:data:`UNIT_OF_CLASS`: SP for integer, FP32,
-branch, barrier and other instructions, as on Pascal where integer work runs on the SP
-units; DP; SFU; tensor; LD/ST for every memory class). ``issue_slots_i`` is the
+execution unit no earlier member uses (the configuration's units when the profile has
+them, :func:`exec_unit_costs`, with every memory class on the LD/ST unit: integer and
+FP32 work pair on an SM with INT units; else :data:`UNIT_OF_CLASS`: SP for integer,
+FP32, branch, barrier and other instructions, as on Pascal where integer work runs on
+the SP units; DP; SFU; tensor; LD/ST for every memory class). ``issue_slots_i`` is the
 number of groups with a member in interval i, found by a second scoreboard walk at
 group granularity (a group that spans an interval boundary counts in both intervals,
 so an interval never has fewer than ``n_i / issue_width`` slots); the stall column
@@ -203,6 +205,15 @@ def exec_unit_costs(gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
         unit[c] = u
         cost[c] = sh * ii
     return unit, cost
+
+
+def _pairing_units(unit_costs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Execution unit per class for dual issue: :func:`exec_unit_costs`' units with the
+    memory classes on one LD/ST unit, or :data:`UNIT_OF_CLASS` without them."""
+    if unit_costs is None:
+        return UNIT_OF_CLASS
+    unit = unit_costs[0]
+    return np.where(unit >= 0, unit, UNIT_BRANCH + 1).astype(np.int8)
 
 
 def _unit_cycles(
@@ -604,7 +615,7 @@ def interval_profile(
         joined = _issue_groups(
             np.ascontiguousarray(kernel.dst[a:b]),
             np.ascontiguousarray(kernel.src[a:b]),
-            UNIT_OF_CLASS[kernel.iclass[a:b].astype(np.intp)],
+            _pairing_units(unit_costs)[kernel.iclass[a:b]],
             lat.astype(np.float64, copy=False),
             int(issue_width),
             bool(dual_issue_diff_units),
