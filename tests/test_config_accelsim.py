@@ -405,3 +405,22 @@ def test_initiation_fallbacks_and_errors(reference_dir, tmp_path):
     (tmp_path / "gpgpusim.config").write_text(text + "\n-gpgpu_num_dp_units -1\n")
     with pytest.raises(ConfigError, match=r"gpgpusim\.config:\d+: option -gpgpu_num_dp_units"):
         _import(tmp_path / "gpgpusim.config")
+
+
+def test_shared_memory_banks_mapped(reference_dir):
+    """``-gpgpu_shmem_num_banks``, ``_warp_parts`` and ``_limited_broadcast`` give the
+    ``sm.shared_mem_*`` fields (values read from the files)."""
+    for arch in ("mdm_pascal", "SM7_QV100"):
+        path = reference_dir / "configs" / arch / "gpgpusim.config"
+        text = path.read_text()
+
+        def opt(name: str, text: str = text) -> int:
+            return int(re.search(rf"^-gpgpu_shmem_{name}\s+(\d+)", text, re.M).group(1))
+
+        gpu, warns = _import(path)
+        assert gpu.sm.shared_mem_banks == opt("num_banks")
+        assert gpu.sm.shared_mem_warp_parts == opt("warp_parts")
+        assert gpu.sm.shared_mem_limited_broadcast == bool(opt("limited_broadcast"))
+        assert not any("-gpgpu_shmem_num_banks" in str(w.message) for w in warns)
+    with pytest.raises(ConfigError, match="shared_mem_warp_parts=3 must divide"):
+        load_gpu("mdm_pascal").with_updates({"sm.shared_mem_warp_parts": 3})

@@ -258,3 +258,24 @@ def test_configurations_with_equal_latencies_share_the_interval_profile() -> Non
         for m in ("mdm", "gpumech"):
             assert pr.cycles(m) == alone.cycles(m)
     assert preds[1].cycles("mdm") != preds[0].cycles("mdm")  # the bandwidths still count
+
+
+def test_shared_bank_conflicts_slow_the_unpadded_transpose() -> None:
+    """The transpose's column reads of an unpadded tile are 32-way bank conflicts: its
+    representative warp holds the LD/ST unit 4 x 31 cycles longer than with the padded
+    tile, and every interval model predicts it slower (the roofline, which has no LD/ST
+    term, the same)."""
+    from mdm.config import load_gpu
+    from mdm.traces.workloads import generate
+
+    gpu = load_gpu("mdm_pascal")
+    models = ["mdm", "mdm-pipelined", "gpumech", "roofline"]
+    pred = {
+        pad: predict_app(generate("transpose", W=256, H=256, pad=pad), gpu, models)
+        for pad in (0, 1)
+    }
+    ldst = {pad: float(p.inputs[0].profile.ldst_cycles.sum()) for pad, p in pred.items()}
+    assert ldst[0] - ldst[1] == pytest.approx(4 * 31)
+    for m in ("mdm", "mdm-pipelined", "gpumech"):
+        assert pred[0].cycles(m) > 1.5 * pred[1].cycles(m), m
+    assert pred[0].cycles("roofline") == pytest.approx(pred[1].cycles("roofline"))

@@ -34,6 +34,7 @@ SMALL: dict[str, dict[str, int | float]] = {
     "stencil2d": {"W": 40, "H": 12, "sweeps": 2},
     "gemm_tiled": {"M": 32, "N": 16, "K": 32},
     "gather": {"ctas": 2, "threads": 64, "iters": 2, "xsize": 1000, "tail": 10},
+    "transpose": {"W": 64, "H": 32, "pad": 0},
 }
 RANDOM = ("spmv_csr", "bfs", "gather")
 SM61 = Path("../shared/reference/traces/sm61")
@@ -315,6 +316,44 @@ def test_gemm_barriers_and_shared_tiles() -> None:
     assert np.all(np.bincount(kt.inst_warp[ffma], minlength=kt.n_warps) == 16 * tiles)
     wide = kt.mem_width[kt.iclass == InstrClass.LD_SHARED]
     assert set(np.unique(wide).tolist()) == {4, 16}
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+def test_transpose_moves_every_element_to_its_transposed_place(pad: int) -> None:
+    """Following each value lane by lane (LDG -> STS into the block's tile, then LDS ->
+    STG), in[y][x] lands in out[x][y] for every element, each written once; the tile's
+    column reads hit one bank per warp without padding and 32 banks with it."""
+    w, h = 96, 64
+    kt = generate("transpose", W=w, H=h, pad=pad).kernels[0]
+    assert kt.grid == (w // 32, h // 32, 1) and kt.block == (32, 8, 1)
+
+    def rows(cls: InstrClass) -> np.ndarray:  # (warps, per warp, 32 lanes) of addresses
+        idx = np.flatnonzero(kt.iclass == cls)
+        assert np.all(kt.mask[idx] == 0xFFFFFFFF)
+        a = np.stack([kt.addrs[kt.addr_ptr[i] : kt.addr_ptr[i + 1]] for i in idx])
+        return a.reshape(kt.n_warps, -1, 32).astype(np.int64)
+
+    ldg, sts, lds, stg = (rows(c) for c in (C_LDG, C_STS, C_LDS, C_STG))
+    ldg, stg = (ldg - ldg.min()) // 4, (stg - stg.min()) // 4
+    block = np.repeat(np.arange(kt.n_warps) // 8, 4 * 32)
+    tile = {}  # (block, shared address) -> input element
+    for b_, s_, e_ in zip(block, sts.ravel(), ldg.ravel(), strict=True):
+        tile[(b_, s_)] = e_
+    got = np.array([tile[(b_, s_)] for b_, s_ in zip(block, lds.ravel(), strict=True)])
+    out = stg.ravel()
+    assert sorted(out.tolist()) == list(range(w * h))
+    y, x = got // w, got % w
+    assert np.array_equal(out, x * h + y)
+    banks = {len(set(((a // 4) % 32).tolist())) for a in lds.reshape(-1, 32)}
+    assert banks == ({1} if pad == 0 else {32})
+
+
+C_LDG, C_STS, C_LDS, C_STG = (
+    InstrClass.LD_GLOBAL,
+    InstrClass.ST_SHARED,
+    InstrClass.LD_SHARED,
+    InstrClass.ST_GLOBAL,
+)
 
 
 # ------------------------------------------------------------------ hypothesis

@@ -276,7 +276,10 @@ def kernel_input(
     k = pk.kernel
     lat = gpu_latencies(gpu, stats.per_pc)
     units = exec_unit_costs(gpu)
+    sm = gpu.sm
+    shared = (sm.shared_mem_banks, sm.shared_mem_warp_parts, sm.shared_mem_limited_broadcast)
     key = (
+        shared,
         units[0].tobytes(),
         units[1].tobytes(),
         lat.class_cycles.tobytes(),
@@ -299,6 +302,7 @@ def kernel_input(
             issue_width=gpu.sm.issue_width,
             dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
             unit_costs=units,
+            shared_banks=shared,
         )
         if profiles is not None:
             for col in vars(prof).values():

@@ -28,7 +28,8 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   -gpgpu_smem_latency``. Execution units per SM: ``-gpgpu_num_{sp,sfu,dp,int}_units``,
   ``-gpgpu_num_tensor_core_units`` and the enabled ``BRA`` specialised unit's count
   (``sm.*_units``; GPGPU-Sim's defaults where absent: 1 SP, 1 SFU, no DP, INT or
-  tensor units).
+  tensor units). Shared-memory banks: ``-gpgpu_shmem_num_banks``,
+  ``-gpgpu_shmem_warp_parts``, ``-gpgpu_shmem_limited_broadcast`` (defaults 16, 2, 1).
 * L1 from ``-gpgpu_cache:dl1`` (:class:`CacheSpec`): ``l1.enabled = not
   -gpgpu_gmem_skip_L1D``; ``hit_latency_cycles = -gpgpu_l1_latency``. With
   ``-gpgpu_adaptive_cache_config 1`` the L1 is the unified size minus the smallest
@@ -730,6 +731,9 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             "issue_width": min(4, max(1, r.int("-gpgpu_max_insn_issue_per_warp", 2))),
             "dual_issue_diff_units": bool(r.int("-gpgpu_dual_issue_diff_exec_units", 1)),
             **_exec_units(r),
+            "shared_mem_banks": r.pos_int("-gpgpu_shmem_num_banks", 16),
+            "shared_mem_warp_parts": r.pos_int("-gpgpu_shmem_warp_parts", 2),
+            "shared_mem_limited_broadcast": bool(r.int("-gpgpu_shmem_limited_broadcast", 1)),
             "register_alloc_granularity": 128,
             "shared_mem_alloc_granularity": 1,
         },

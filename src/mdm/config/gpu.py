@@ -106,10 +106,33 @@ class SMConfig(_Strict):
         description="dedicated branch units per SM (Accel-Sim's Volta and later configurations: "
         "specialized unit BRA); 0: branches run on the integer path",
     )
+    shared_mem_banks: int = Field(
+        default=32, ge=1, description="shared-memory banks of 4 B words (-gpgpu_shmem_num_banks)"
+    )
+    shared_mem_warp_parts: int = Field(
+        default=1,
+        ge=1,
+        le=32,
+        description="parts of a warp whose shared-memory accesses take separate bank passes "
+        "(-gpgpu_shmem_warp_parts; must divide 32)",
+    )
+    shared_mem_limited_broadcast: bool = Field(
+        default=False,
+        description="a bank broadcasts one word per pass; other repeated words conflict "
+        "(-gpgpu_shmem_limited_broadcast)",
+    )
     register_alloc_granularity: int = Field(
         default=256, ge=1, description="registers per warp, rounding unit"
     )
     shared_mem_alloc_granularity: int = Field(default=256, ge=1)
+
+    @model_validator(mode="after")
+    def _warp_parts(self) -> SMConfig:
+        if 32 % self.shared_mem_warp_parts:
+            raise ValueError(
+                f"sm.shared_mem_warp_parts={self.shared_mem_warp_parts} must divide the warp (32)"
+            )
+        return self
 
 
 class LatencyConfig(_Strict):

@@ -47,7 +47,14 @@ hits); counting them as misses made every such load cost a full L2 round trip.
 
 LD/ST column (``ldst_cycles``, open choice): the cycles the interval's memory
 instructions hold the SM's single LD/ST unit (see :mod:`mdm.models.multiwarp`).
-A shared-memory instruction holds it 1 cycle (bank conflicts ignored). A global
+A shared-memory instruction holds it one cycle per pass over the banks, from its own
+addresses as GPGPU-Sim's ``shared_space`` access counts them: per part of the warp
+(``sm.shared_mem_warp_parts``), the most distinct 4 B words one bank
+(``sm.shared_mem_banks``, word ``addr / 4`` mod banks) must serve, the parts' counts
+summed; with ``sm.shared_mem_limited_broadcast`` a bank serves every access, except
+that the repeats of one word (the lowest bank's lowest repeated word) count once.
+A 128-bit access counts by its first word, as there. An instruction without
+addresses holds the unit 1 cycle. A global
 access pushes its L1 requests into the L1 one per cycle per L1 bank (reference
 README: "a fully divergent load needs 32 cycles just to enter L1"); of those, the
 requests served by the L1 (hits and pending hits, per-PC means per execution)
@@ -517,6 +524,70 @@ def _memory_per_instruction(
     return reads, writes, l2m, dram
 
 
+@njit(cache=True)
+def _shared_cycles(idx, mask, addr_ptr, addrs, banks, parts, limited):  # noqa: ANN001, ANN202
+    """Bank-conflict cycles of the shared-memory instructions ``idx`` (module docstring,
+    "LD/ST column"): per part of the warp, the most accesses one bank serves (distinct 4 B
+    words, or with ``limited`` broadcast every access but the repeats of one word), summed
+    over the parts; 1 for an instruction without addresses."""
+    out = np.ones(idx.shape[0])
+    lane_w = np.empty(32, np.uint64)
+    lane_b = np.empty(32, np.int64)
+    lane_p = np.empty(32, np.int64)
+    count = np.zeros(banks, np.int64)
+    size = 32 // parts
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        a, b = addr_ptr[i], addr_ptr[i + 1]
+        if b <= a:
+            continue
+        m = np.uint32(mask[i])
+        n = 0
+        for lane in range(32):  # the addresses are the active lanes', in lane order
+            if (m >> np.uint32(lane)) & np.uint32(1) and n < b - a:
+                w = addrs[a + n] >> np.uint64(2)
+                lane_w[n] = w
+                lane_b[n] = np.int64(w % np.uint64(banks))
+                lane_p[n] = lane // size
+                n += 1
+        total = 0
+        for part in range(parts):
+            count[:] = 0
+            # limited broadcast: the lowest bank holding a repeated word, its lowest such word
+            bc_bank = banks
+            bc_word = np.uint64(0)
+            for e in range(n):
+                if lane_p[e] != part:
+                    continue
+                first = True
+                for f in range(e):
+                    if lane_p[f] == part and lane_w[f] == lane_w[e]:
+                        first = False
+                        break
+                if limited or first:
+                    count[lane_b[e]] += 1
+                if (
+                    limited
+                    and not first
+                    and (lane_b[e] < bc_bank or (lane_b[e] == bc_bank and lane_w[e] < bc_word))
+                ):
+                    bc_bank = lane_b[e]
+                    bc_word = lane_w[e]
+            if limited and bc_bank < banks:
+                reps = 0
+                for e in range(n):
+                    if lane_p[e] == part and lane_w[e] == bc_word:
+                        reps += 1
+                count[bc_bank] -= reps - 1
+            worst = 0
+            for k in range(banks):
+                if count[k] > worst:
+                    worst = count[k]
+            total += worst
+        out[j] = max(total, 1)
+    return out
+
+
 def _ldst_per_instruction(
     kernel: KernelTrace,
     a: int,
@@ -524,10 +595,24 @@ def _ldst_per_instruction(
     stats: PCStats | None,
     warp_mem: WarpMemTrace | None,
     l1_banks: int,
+    shared_banks: tuple[int, int, bool] | None = None,
 ) -> np.ndarray:
     """LD/ST unit cycles of every instruction of the warp (module docstring)."""
     iclass = kernel.iclass[a:b]
     shared = np.isin(iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED])
+    shared_cycles = np.where(shared, 1.0, 0.0)
+    if shared_banks is not None and shared.any():
+        idx = a + np.flatnonzero(shared)
+        banks, parts, limited = shared_banks
+        shared_cycles[idx - a] = _shared_cycles(
+            idx.astype(np.int64),
+            kernel.mask,
+            kernel.addr_ptr,
+            kernel.addrs,
+            int(banks),
+            int(parts),
+            bool(limited),
+        )
     glob = np.isin(iclass, [int(c) for c in (*_LOADS, InstrClass.ST_GLOBAL)])
     served = np.zeros(b - a)  # L1 requests served without a new miss (hits, pending hits)
     if warp_mem is not None:
@@ -539,7 +624,7 @@ def _ldst_per_instruction(
         per = (stats.l1_hits[order] + stats.l1_pending_hits[order]) / execs
         idx = np.minimum(np.searchsorted(spc, kernel.pc[a:b]), spc.size - 1)
         served = np.where(spc[idx] == kernel.pc[a:b], per[idx], 0.0)
-    return np.where(shared, 1.0, 0.0) + np.where(glob, np.maximum(served / l1_banks, 1.0), 0.0)
+    return shared_cycles + np.where(glob, np.maximum(served / l1_banks, 1.0), 0.0)
 
 
 def interval_profile(
@@ -554,6 +639,7 @@ def interval_profile(
     issue_width: int = 1,
     dual_issue_diff_units: bool = True,
     unit_costs: tuple[np.ndarray, np.ndarray] | None = None,
+    shared_banks: tuple[int, int, bool] | None = None,
 ) -> IntervalProfile:
     """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
 
@@ -561,7 +647,9 @@ def interval_profile(
     statistics) fill the memory columns, or ``warp_mem`` (the warp's own tracked
     counters) when given. ``l1_banks``: L1 tag lookups per cycle, for the LD/ST
     column; ``issue_width > 1`` fills ``issue_slots``; ``unit_costs``
-    (:func:`exec_unit_costs`) fills ``unit_cycles`` (module docstring).
+    (:func:`exec_unit_costs`) fills ``unit_cycles``; ``shared_banks`` = (banks, warp
+    parts, limited broadcast) charges shared-memory bank conflicts in the LD/ST column
+    (1 cycle per shared instruction without it) (module docstring).
     """
     if l1_banks < 1:
         raise ValueError(f"l1_banks must be >= 1, got {l1_banks}")
@@ -608,7 +696,7 @@ def interval_profile(
     l2 = np.add.reduceat(l2m, starts)
     req = r + w
     l2_rate = np.divide(l2, req, out=np.zeros_like(req), where=req > 0)
-    ldst = _ldst_per_instruction(kernel, a, b, stats, warp_mem, l1_banks)
+    ldst = _ldst_per_instruction(kernel, a, b, stats, warp_mem, l1_banks, shared_banks)
     ldst = np.add.reduceat(ldst, starts)
     slots = None
     if issue_width > 1:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from mdm.errors import ConfigError, MdmError
 from mdm.traces.model import AnyApp, AppTrace
-from mdm.traces.workloads.dense import gemm_tiled, stencil2d
+from mdm.traces.workloads.dense import gemm_tiled, stencil2d, transpose
 from mdm.traces.workloads.irregular import bfs, spmv_csr
 from mdm.traces.workloads.streaming import gather, kmeans, stride, vecadd
 
@@ -60,6 +60,7 @@ WORKLOADS: dict[str, WorkloadSpec] = {
         _spec("stencil2d", "NMD", stencil2d),
         _spec("gemm_tiled", "NMD", gemm_tiled),
         _spec("gather", "MD", gather),
+        _spec("transpose", "NMD", transpose),
     )
 }
 

@@ -200,3 +200,88 @@ def gemm_tiled(seed: int = 0, *, M: int = 224, N: int = 512, K: int = 32) -> App
         shmem_bytes=2048,
     )
     return AppTrace([Memcpy(pa, 4 * M * K), Memcpy(pb, 4 * K * N), kt], name="gemm_tiled")
+
+
+def transpose(seed: int = 0, *, W: int = 1024, H: int = 1024, pad: int = 0) -> AppTrace:  # noqa: N803
+    """``out = in^T`` (row-major floats) through a 32x32 shared-memory tile.
+
+    The tiled transpose of NVIDIA's CUDA samples: 32 x 8 threads per block, each thread
+    moving 4 elements; per element LDG (coalesced row) -> STS ``tile[ty + j][tx]``;
+    BAR.SYNC; per element LDS ``tile[tx][ty + j]`` (a column of the tile) -> STG
+    (coalesced row). With ``pad = 0`` the tile's rows are 32 words apart, so a column
+    read puts all 32 lanes in one bank (32-way bank conflicts); ``pad = 1`` (rows of 33
+    words) spreads them over the 32 banks. ``W`` and ``H`` must be multiples of 32.
+    ``seed`` is unused.
+    """
+    del seed
+    for nm, v in (("W", W), ("H", H)):
+        check_param(nm, v, 32)
+        if v % 32:
+            raise ValueError(f"parameter {nm}={v} must be a multiple of the tile size 32")
+    check_param("pad", pad, 0, 1)
+    pad = int(pad)
+    g = Geometry((W // 32, H // 32, 1), (32, 8, 1))
+    pin, pout = array_bases([4 * W * H, 4 * W * H])
+    row_words = _U(32 + pad)
+
+    def _body(g: Geometry, em: Emitter) -> None:
+        act = g.all()
+        tx, ty = g.tx.astype(_U), g.ty.astype(_U)
+        bx, by = g.bx.astype(_U), g.by.astype(_U)
+        em.op(0x00, "MOV", (1,), (), act)
+        em.op(0x10, "S2R", (0,), (), act)  # tid.x
+        em.op(0x20, "S2R", (2,), (), act)  # tid.y
+        em.op(0x30, "S2R", (3,), (), act)  # ctaid.x
+        em.op(0x40, "S2R", (4,), (), act)  # ctaid.y
+        em.op(0x50, "ISCADD", (5,), (3, 0), act)  # x = 32 bx + tx
+        em.op(0x60, "ISCADD", (6,), (4, 2), act)  # y = 32 by + ty
+        em.op(0x70, "XMAD", (7,), (6, 5), act)  # y * W + x
+        em.op(0x80, "ISCADD", (8,), (2, 0), act)  # tile[ty][tx] offset
+        em.op(0x90, "ISCADD", (9,), (0, 2), act)  # tile[tx][ty] offset
+        x, y = bx * _U(32) + tx, by * _U(32) + ty
+        for j in range(4):
+            r = _U(8 * j)
+            pc = 0xA0 + 0x40 * j
+            em.op(pc, "IADD", (10,), (7,), act)
+            em.op(pc + 0x10, "ISCADD", (12,), (10,), act)
+            em.op(
+                pc + 0x20,
+                "LDG.E",
+                (14 + j,),
+                (12,),
+                act,
+                _U(pin) + _U(4) * ((y + r) * _U(W) + x),
+                4,
+            )
+            em.op(pc + 0x30, "STS", (), (8, 14 + j), act, _U(4) * ((ty + r) * row_words + tx), 4)
+        em.op(0x1A0, "BAR.SYNC", (), (), act)
+        xo, yo = by * _U(32) + tx, bx * _U(32) + ty  # the block's transposed place
+        em.op(0x1B0, "ISCADD", (5,), (4, 0), act)
+        em.op(0x1C0, "ISCADD", (6,), (3, 2), act)
+        em.op(0x1D0, "XMAD", (7,), (6, 5), act)
+        for j in range(4):
+            r = _U(8 * j)
+            pc = 0x1E0 + 0x40 * j
+            em.op(pc, "LDS.U.32", (18 + j,), (9,), act, _U(4) * (tx * row_words + ty + r), 4)
+            em.op(pc + 0x10, "IADD", (10,), (7,), act)
+            em.op(pc + 0x20, "ISCADD", (12,), (10,), act)
+            em.op(
+                pc + 0x30,
+                "STG.E",
+                (),
+                (12, 18 + j),
+                act,
+                _U(pout) + _U(4) * ((yo + r) * _U(H) + xo),
+                4,
+            )
+        em.op(0x2E0, "EXIT", (), (), act)
+
+    kt = build_kernel(
+        g,
+        _body,
+        name=f"transpose_tile32{'_padded' if pad else ''}(float*, float const*, int, int)",
+        kernel_id=1,
+        nregs=24,
+        shmem_bytes=4 * 32 * (32 + pad),
+    )
+    return AppTrace([Memcpy(pin, 4 * W * H), kt], name="transpose")
