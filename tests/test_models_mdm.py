@@ -127,7 +127,7 @@ def test_mdm_kernel_prediction_by_hand() -> None:
     stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
     # base = C - S = 10 + 5; dependency = 400; mshr = 2 x 62.5; noc = 32 + 3 x 192; dram = 4 + 3 x 12
     assert stack == pytest.approx(
-        {"base": 15, "dependency": 400, "mshr": 125, "noc": 608, "dram": 40}
+        {"base": 15, "dependency": 400, "ldst": 0, "units": 0, "mshr": 125, "noc": 608, "dram": 40}
     )
 
 
@@ -302,7 +302,15 @@ def test_mdm_pipelined_by_hand() -> None:
     stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
     # mshr = 2 x 62.5; the excess 2 x (160 - 62.5) = 195 goes to the NoC (the longer queue)
     assert stack == pytest.approx(
-        {"base": 15, "dependency": 400, "mshr": 125, "noc": 32 + 160 + 195 + 32, "dram": 4 + 10 + 2}
+        {
+            "base": 15,
+            "dependency": 400,
+            "ldst": 0,
+            "units": 0,
+            "mshr": 125,
+            "noc": 32 + 160 + 195 + 32,
+            "dram": 4 + 10 + 2,
+        }
     )
     # never slower than faithful MDM here
     assert p.cycles <= get_model("mdm").predict_kernel(_inp()).cycles

@@ -119,3 +119,24 @@ def test_execution_units_cap_interval_cycles() -> None:
     assert c.tolist() == pytest.approx([160.0, 100.0])
     c0, _ = profile_cycles(gpu, base, 40)  # no unit column: no cap
     assert c0.tolist() == pytest.approx([100.0, 100.0])
+
+
+def test_cycle_parts_attribute_the_caps_in_order() -> None:
+    """``profile_cycle_parts``: the LD/ST cap's excess over the scheduler's C_i, then the
+    execution-unit cap's excess over both, worked by hand; C_i itself is
+    ``profile_cycles``'."""
+    from dataclasses import replace
+
+    from mdm.models.multiwarp import profile_cycle_parts, profile_cycles
+    from mdm.profile.intervals import IntervalProfile
+
+    gpu = GPUConfig.model_validate({**BASE, "compute_capability": 70})
+    base = IntervalProfile.from_lists([10, 10], [0, 0])
+    prof = replace(base, ldst_cycles=np.array([8.0, 0.0]), unit_cycles=np.array([16.0, 12.0]))
+    parts = profile_cycle_parts(gpu, prof, 40)  # W = 40, W_sc = 10: issue cap 100 each
+    # interval 0: LD/ST 40 x 8 = 320 (+220), units 10 x 16 = 160 below it (+0);
+    # interval 1: no LD/ST time, units 10 x 12 = 120 (+20)
+    assert parts.c.tolist() == pytest.approx([320.0, 120.0])
+    assert parts.ldst.tolist() == pytest.approx([220.0, 0.0])
+    assert parts.units.tolist() == pytest.approx([0.0, 20.0])
+    assert np.array_equal(parts.c, profile_cycles(gpu, prof, 40)[0])

@@ -278,4 +278,8 @@ def test_shared_bank_conflicts_slow_the_unpadded_transpose() -> None:
     assert ldst[0] - ldst[1] == pytest.approx(4 * 31)
     for m in ("mdm", "mdm-pipelined", "gpumech"):
         assert pred[0].cycles(m) > 1.5 * pred[1].cycles(m), m
+        # the CPI stack names the LD/ST unit as where the time went
+        s0, s1 = pred[0].total(m).cpi_stack, pred[1].total(m).cpi_stack
+        assert s0["ldst"] == max(s0.values()) and s0["ldst"] > 10 * s1["ldst"], m
+        assert s0["base"] == pytest.approx(s1["base"]), m
     assert pred[0].cycles("roofline") == pytest.approx(pred[1].cycles("roofline"))

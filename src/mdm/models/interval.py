@@ -27,8 +27,11 @@ Kernel cycles (an open choice, decided here):
   excess goes to the binding component of the CPI stack and ``details`` records
   ``cycles_eq1``, ``roofline_cycles`` and ``roofline_bound`` (1.0 when it binds).
 
-CPI stack (cycles per warp instruction of the whole GPU): ``base`` is
-``C_i - S_i`` (issue of this and the other warps' instructions), ``dependency``
+CPI stack (cycles per warp instruction of the whole GPU): ``C_i - S_i`` is split
+into ``base`` (issue of this and the other warps' instructions: the scheduler's C_i),
+``ldst`` (what the LD/ST unit's cap adds: shared-memory bank passes, L1-served
+requests) and ``units`` (what the execution units' cap adds on top: initiation
+intervals), :func:`mdm.models.multiwarp.profile_cycle_parts`; ``dependency``
 is ``S_i`` (uncontended dependency and latency stalls), ``mshr`` the extra MSHR
 batches times the uncontended latency, ``noc``/``dram`` the queueing stalls,
 including the queueing part of each extra batch (so ``mshr + noc + dram =
@@ -45,10 +48,10 @@ import numpy as np
 
 from mdm.config.gpu import GPUConfig
 from mdm.models.base import KernelInput, KernelPrediction
-from mdm.models.multiwarp import SchedulerView, issue_columns, profile_cycles
+from mdm.models.multiwarp import SchedulerView, issue_columns, profile_cycle_parts
 from mdm.models.roofline import noc_bytes_per_cycle, request_bytes, roofline_bound
 
-COMPONENTS = ("base", "dependency", "mshr", "noc", "dram")
+COMPONENTS = ("base", "dependency", "ldst", "units", "mshr", "noc", "dram")
 
 
 @dataclass
@@ -57,6 +60,8 @@ class MemoryInputs:
 
     view: SchedulerView
     c: np.ndarray  # C_i
+    c_ldst: np.ndarray  # the part of C_i the LD/ST cap adds (multiwarp.profile_cycle_parts)
+    c_units: np.ndarray  # the part of C_i the execution-unit cap adds
     stall: np.ndarray  # S_i
     single: np.ndarray  # n_i / IR + S_i: the warp's interval alone
     warps: int  # W (per SM, sharing the L1 MSHRs)
@@ -141,7 +146,8 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     """
     gpu = inp.gpu
     prof = inp.profile
-    c, view = profile_cycles(gpu, prof, warps)
+    parts = profile_cycle_parts(gpu, prof, warps)
+    c, view = parts.c, parts.view
     units, rate = issue_columns(gpu, prof, view)
     mshrs = l1_blocking_entries(gpu)  # #MSHRs of eqs. (2), (3), (6); footnote 2
     read = prof.read_misses
@@ -162,6 +168,8 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     return MemoryInputs(
         view=view,
         c=c,
+        c_ldst=parts.ldst,
+        c_units=parts.units,
         stall=prof.stall,
         single=units / rate + prof.stall,
         warps=warps,
@@ -187,6 +195,8 @@ class WaveTerms:
 
     base: np.ndarray
     dependency: np.ndarray
+    ldst: np.ndarray
+    units: np.ndarray
     mshr: np.ndarray
     noc: np.ndarray
     dram: np.ndarray
@@ -216,8 +226,10 @@ def stack_terms(
     """
     q = batches if queue_in_mshr else np.zeros_like(batches)
     return WaveTerms(
-        base=mi.c - mi.stall,
+        base=mi.c - mi.stall - mi.c_ldst - mi.c_units,
         dependency=mi.stall.copy(),
+        ldst=mi.c_ldst.copy(),
+        units=mi.c_units.copy(),
         mshr=batches * mi.l_nocontention,
         noc=(1.0 + q) * s_noc,
         dram=(1.0 + q) * s_dram,

@@ -161,6 +161,34 @@ def issue_columns(
     return profile.issue_slots, view.issue_rate / gpu.sm.issue_width
 
 
+@dataclass(frozen=True)
+class CycleParts:
+    """C_i and the cycles its two structural caps add (CPI-stack attribution)."""
+
+    c: np.ndarray  # C_i
+    ldst: np.ndarray  # what the LD/ST cap adds to the scheduler's C_i
+    units: np.ndarray  # what the execution-unit cap adds on top of that
+    view: SchedulerView
+
+
+def profile_cycle_parts(
+    gpu: GPUConfig, profile: IntervalProfile, warps_per_sm: int, split: bool | None = None
+) -> CycleParts:
+    """:func:`profile_cycles` with the caps' shares: the scheduler's C_i (policy and issue
+    cap), then the LD/ST cap's excess over it, then the execution-unit cap's excess over
+    both (the order in which the CPI stack charges them: ``ldst``, then ``units``)."""
+    view = scheduler_view(gpu, warps_per_sm, split)
+    units, rate = issue_columns(gpu, profile, view)
+    c = multiwarp_cycles(units, profile.stall, view.warps, rate, gpu.sm.scheduler_policy)
+    sched = c
+    if profile.ldst_cycles is not None:
+        c = np.maximum(c, warps_per_sm * profile.ldst_cycles)  # one LD/ST unit per SM
+    with_ldst = c
+    if profile.unit_cycles is not None:
+        c = np.maximum(c, view.warps * profile.unit_cycles)  # a scheduler's unit share
+    return CycleParts(c, with_ldst - sched, c - with_ldst, view)
+
+
 def profile_cycles(
     gpu: GPUConfig, profile: IntervalProfile, warps_per_sm: int, split: bool | None = None
 ) -> tuple[np.ndarray, SchedulerView]:
@@ -169,11 +197,5 @@ def profile_cycles(
     Includes the LD/ST cap ``C_i >= warps_per_sm x ldst_cycles_i`` and the
     execution-unit cap ``C_i >= W_sc x unit_cycles_i`` (module docstring).
     """
-    view = scheduler_view(gpu, warps_per_sm, split)
-    units, rate = issue_columns(gpu, profile, view)
-    c = multiwarp_cycles(units, profile.stall, view.warps, rate, gpu.sm.scheduler_policy)
-    if profile.ldst_cycles is not None:
-        c = np.maximum(c, warps_per_sm * profile.ldst_cycles)  # one LD/ST unit per SM
-    if profile.unit_cycles is not None:
-        c = np.maximum(c, view.warps * profile.unit_cycles)  # a scheduler's unit share
-    return c, view
+    parts = profile_cycle_parts(gpu, profile, warps_per_sm, split)
+    return parts.c, parts.view
