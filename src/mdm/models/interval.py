@@ -79,6 +79,14 @@ class MemoryInputs:
     l_noc_service: float  # eq. (7)
     l_dram_line: float  # f x BlockSize / B^DRAM (eq. 8 without the miss ratio)
 
+    def base(self) -> np.ndarray:
+        """The CPI stack's ``base`` per interval: ``C_i - S_i`` less the caps' shares (a
+        new array; ``c_ldst`` and ``c_units`` are the stack's ``ldst`` and ``units``)."""
+        b = self.c - self.stall
+        b -= self.c_ldst
+        b -= self.c_units
+        return b
+
     @property
     def l_dram_service(self) -> np.ndarray:
         """Eq. (8): f x LLCMissRatio x BlockSize / B^DRAM, with the DRAM traffic the cache
@@ -226,10 +234,10 @@ def stack_terms(
     """
     q = batches if queue_in_mshr else np.zeros_like(batches)
     return WaveTerms(
-        base=mi.c - mi.stall - mi.c_ldst - mi.c_units,
+        base=mi.base(),
         dependency=mi.stall.copy(),
-        ldst=mi.c_ldst.copy(),
-        units=mi.c_units.copy(),
+        ldst=mi.c_ldst,
+        units=mi.c_units,
         mshr=batches * mi.l_nocontention,
         noc=(1.0 + q) * s_noc,
         dram=(1.0 + q) * s_dram,

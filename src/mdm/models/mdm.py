@@ -224,10 +224,10 @@ def pipelined_stack_terms(
     excess = batches * np.maximum(longest - l0, 0.0)
     noc_binds = s_noc >= s_dram
     return WaveTerms(
-        base=mi.c - mi.stall - mi.c_ldst - mi.c_units,
+        base=mi.base(),
         dependency=mi.stall.copy(),
-        ldst=mi.c_ldst.copy(),
-        units=mi.c_units.copy(),
+        ldst=mi.c_ldst,
+        units=mi.c_units,
         mshr=batches * l0,
         noc=s_noc + np.where(noc_binds, excess, 0.0),
         dram=s_dram + np.where(noc_binds, 0.0, excess),

@@ -186,7 +186,7 @@ def profile_cycle_parts(
     with_ldst = c
     if profile.unit_cycles is not None:
         c = np.maximum(c, view.warps * profile.unit_cycles)  # a scheduler's unit share
-    return CycleParts(c, with_ldst - sched, c - with_ldst, view)
+    return CycleParts(c, with_ldst - sched, c - with_ldst, view)  # fresh arrays (not views)
 
 
 def profile_cycles(
