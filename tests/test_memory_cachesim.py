@@ -110,22 +110,26 @@ def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
 
 
 def naive_coalesce_full(k: KernelTrace, rule: str) -> list[list[tuple[int, int, int]]]:
-    """(line, sector mask, fully written sectors) per request, byte by byte."""
+    """(line, sector mask, fully written sectors) per request, byte by byte: one request
+    per 128 B line a group touches, or with the ``warp`` rule per 32 B (1 B accesses)
+    or 64 B (2 B) segment (GPGPU-Sim's ``memory_coalescing_arch_13`` segment sizes)."""
     out = []
     for i in global_memory_instructions(k):
         a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
         w = int(k.mem_width[i])
         store = k.iclass[i] == ST
         group = 8 if rule == "quarter_warp" else 32
+        seg = {1: 32, 2: 64}.get(w, 128) if rule == "warp" else 128
         reqs: list[tuple[int, int, int]] = []
         for g in range(0, len(a), group):
-            lines: dict[int, int] = {}
+            segs: dict[int, int] = {}
             written: dict[tuple[int, int], set[int]] = {}
             for x in a[g : g + group]:
                 for byte in range(x, x + w):
-                    lines[byte // 128] = lines.get(byte // 128, 0) | 1 << (byte % 128 // 32)
+                    segs[byte // seg] = segs.get(byte // seg, 0) | 1 << (byte % 128 // 32)
                     written.setdefault((byte // 128, byte % 128 // 32), set()).add(byte)
-            for line, m in sorted(lines.items()):
+            for key, m in sorted(segs.items()):
+                line = key * seg // 128
                 full = sum(
                     1 << sec
                     for sec in range(4)
@@ -183,6 +187,38 @@ def test_coalescer_one_line_reads_match_naive(
         addrs[stray] += 128
     k = make_kernel([(LD, addrs, width)])
     for rule in ("warp", "quarter_warp") if lanes == 32 else ("warp",):
+        r = coalesce(k, 128, 32, rule)
+        got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
+        assert got == naive_coalesce(k, rule)[0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 600),
+    st.lists(st.integers(0, 3), min_size=32, max_size=32),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.sampled_from([0, 1 << 40]),
+    st.integers(-1, 31),
+    st.sampled_from(["keep", "repeat", "swap", "cross"]),
+)
+def test_coalescer_strided_reads_match_naive(
+    stride: int, jitter: list[int], width: int, base: int, at: int, damage: str
+) -> None:
+    """Full-warp reads at ascending addresses ``base + lane x stride`` (the coalescer's
+    one-request-per-lane path when every lane has a segment of its own, 1 and 2 B reads
+    included, whose segments are 32 and 64 B): the naive coalescer's requests. ``damage``
+    at lane ``at`` repeats the previous lane's address, swaps it with the next one
+    (descending), or makes it cross into the next segment, which leaves that path."""
+    addrs = [base + lane * stride * width + jitter[lane] * width for lane in range(32)]
+    addrs = [a - a % width for a in addrs]
+    if at > 0 and damage == "repeat":
+        addrs[at] = addrs[at - 1]
+    elif 0 <= at < 31 and damage == "swap":
+        addrs[at], addrs[at + 1] = addrs[at + 1], addrs[at]
+    elif at >= 0 and damage == "cross":
+        addrs[at] = addrs[at] - addrs[at] % 128 + 128 - max(1, width // 2)
+    k = make_kernel([(LD, addrs, width)])
+    for rule in ("warp", "quarter_warp"):
         r = coalesce(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0]

@@ -401,6 +401,12 @@ def _input_key(gpu: GPUConfig) -> tuple:
     )
 
 
+#: Per instruction class: uses the LD/ST unit without going through L1/L2 (shared
+#: memory, constant and texture); the global memory instructions are added per kernel.
+_LDST_ONLY = np.zeros(256, np.bool_)
+_LDST_ONLY[[InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]] = True
+
+
 def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     """:class:`_KernelInputs` of ``kernel`` under ``gpu``, computed once per input key
     (trace loading, coalescing and address mapping are not paid again per sweep point)."""
@@ -414,9 +420,7 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     kinds = memory_kinds(kernel, inst)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
-    ldst = np.isin(
-        kernel.iclass, [InstrClass.LD_SHARED, InstrClass.ST_SHARED, InstrClass.TEX_CONST]
-    )
+    ldst = _LDST_ONLY[kernel.iclass]  # a new array (fancy indexing)
     ldst[inst] = True
     ldst_pos = np.flatnonzero(ldst)
     ldst_mem = np.full(ldst_pos.shape[0], -2, np.int64)

@@ -55,13 +55,18 @@ class CoalescedRequests:
         return np.diff(self.req_ptr)
 
 
+#: Per instruction class (a uint8): goes through L1/L2 (a table lookup is several times
+#: faster than ``np.isin`` over a kernel's instructions).
+_GLOBAL_CLASS = np.zeros(256, np.bool_)
+_GLOBAL_CLASS[[int(c) for c in GLOBAL_MEMORY_CLASSES]] = True
+
+
 def global_memory_instructions(
     kernel: KernelTrace, lo: int = 0, hi: int | None = None
 ) -> np.ndarray:
     """Indices of the instructions that go through L1/L2 (``GLOBAL_MEMORY_CLASSES``),
     among instructions ``lo`` to ``hi`` (default: all; e.g. one warp's range)."""
-    classes = np.array(sorted(int(c) for c in GLOBAL_MEMORY_CLASSES), dtype=np.uint8)
-    return lo + np.flatnonzero(np.isin(kernel.iclass[lo:hi], classes)).astype(np.int64)
+    return lo + np.flatnonzero(_GLOBAL_CLASS[kernel.iclass[lo:hi]]).astype(np.int64)
 
 
 def memory_kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
@@ -270,6 +275,28 @@ def _coalesce(
                     out_mask[nr] = fm
                     out_full[nr] = 0
                     nr += 1
+                    k += group
+                    continue
+                # every lane in a segment of its own, in ascending order (a strided read):
+                # one request per lane, in lane order, as the general path emits them;
+                # else the general path from the group's first lane
+                n0 = nr
+                prev = np.int64(0)
+                for q in range(group):
+                    a = np.int64(addrs[a0 + k + q])
+                    key = a >> seg_log2
+                    if (a + w - 1) >> seg_log2 != key or (q > 0 and key <= prev):
+                        nr = n0
+                        break
+                    prev = key
+                    off = a & (line_bytes - 1)
+                    out_line[nr] = (key * seg) >> line_log2
+                    out_mask[nr] = (np.uint32(2) << np.uint32((off + w - 1) >> sec_log2)) - (
+                        np.uint32(1) << np.uint32(off >> sec_log2)
+                    )
+                    out_full[nr] = 0
+                    nr += 1
+                if nr > n0:
                     k += group
                     continue
             elif fast_ok:
