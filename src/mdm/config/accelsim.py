@@ -796,19 +796,29 @@ def _latencies(r: _Reader) -> dict[str, int]:
             lat[f"{stem}_initiation_cycles"] = ii
     if r.has("-gpgpu_smem_latency"):
         lat["shared_mem_cycles"] = r.int("-gpgpu_smem_latency")
-    for k in range(1, 9):  # specialised units: <enabled>,<units>,<max_lat>,<id_oc>,<oc_ex>,<NAME>
-        unit = f"-specialized_unit_{k}"
-        op = f"-trace_opcode_latency_initiation_spec_op_{k}"
-        if r.has(unit) and r.has(op):
-            fields = r.opts[unit].value.split(",")
-            if len(fields) >= 6 and fields[5].upper() == "BRA" and fields[0] == "1":
-                r.raw(unit)
-                pair = _pair(r, op)
-                assert pair is not None
-                lat["branch_cycles"] = pair[0]
-                if pair[1] is not None:
-                    lat["branch_initiation_cycles"] = pair[1]
+    bra = _branch_unit(r)
+    if bra is not None:
+        k, _ = bra
+        pair = _pair(r, f"-trace_opcode_latency_initiation_spec_op_{k}")
+        if pair is not None:
+            r.raw(f"-specialized_unit_{k}")
+            lat["branch_cycles"] = pair[0]
+            if pair[1] is not None:
+                lat["branch_initiation_cycles"] = pair[1]
     return lat
+
+
+def _branch_unit(r: _Reader) -> tuple[int, list[str]] | None:
+    """``(k, fields)`` of the enabled specialised unit named ``BRA`` (Accel-Sim's Volta
+    and later branch unit: ``-specialized_unit_k <enabled>,<units>,<max_lat>,<id_oc>,
+    <oc_ex>,<NAME>``), or None."""
+    for k in range(1, 9):
+        unit = f"-specialized_unit_{k}"
+        if r.has(unit):
+            fields = r.opts[unit].value.split(",")
+            if len(fields) >= 6 and fields[5].strip().upper() == "BRA" and fields[0] == "1":
+                return k, fields
+    return None
 
 
 def _exec_units(r: _Reader) -> dict[str, int]:
@@ -828,17 +838,17 @@ def _exec_units(r: _Reader) -> dict[str, int]:
             )
     if r.has("-gpgpu_num_tensor_core_units") and r.int("-gpgpu_num_tensor_core_units") > 0:
         units["tensor_units"] = r.int("-gpgpu_num_tensor_core_units")
-    for k in range(1, 9):
+    bra = _branch_unit(r)
+    if bra is not None:
+        k, fields = bra
         unit = f"-specialized_unit_{k}"
-        if r.has(unit):
-            fields = r.opts[unit].value.split(",")
-            if len(fields) >= 6 and fields[5].upper() == "BRA" and fields[0] == "1":
-                try:
-                    units["branch_units"] = int(fields[1])
-                except ValueError:
-                    raise ConfigError(
-                        None,
-                        f"{r.where(unit)}: option {unit}: expected "
-                        f"<enabled>,<units>,... got {r.opts[unit].value!r}",
-                    ) from None
+        r.raw(unit)
+        try:
+            units["branch_units"] = int(fields[1])
+        except ValueError:
+            raise ConfigError(
+                None,
+                f"{r.where(unit)}: option {unit}: expected <enabled>,<units>,... "
+                f"got {r.opts[unit].value!r}",
+            ) from None
     return units
