@@ -51,6 +51,7 @@ ALL_SIZES: dict[str, dict[str, int]] = {
     "vecadd": {"ctas": 28672},
     "stencil2d": {"W": 4096, "H": 1792},
     "gemm_tiled": {"M": 1792, "N": 2048, "K": 64},
+    "transpose": {"W": 8192, "H": 4096},
 }
 
 
