@@ -424,3 +424,6 @@ def test_shared_memory_banks_mapped(reference_dir):
         assert not any("-gpgpu_shmem_num_banks" in str(w.message) for w in warns)
     with pytest.raises(ConfigError, match="shared_mem_warp_parts=3 must divide"):
         load_gpu("mdm_pascal").with_updates({"sm.shared_mem_warp_parts": 3})
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    with pytest.raises(ConfigError, match="option -gpgpu_shmem_warp_parts: expected a divisor"):
+        import_accelsim(path, "-gpgpu_shmem_warp_parts 3")

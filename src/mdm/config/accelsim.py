@@ -732,7 +732,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             "dual_issue_diff_units": bool(r.int("-gpgpu_dual_issue_diff_exec_units", 1)),
             **_exec_units(r),
             "shared_mem_banks": r.pos_int("-gpgpu_shmem_num_banks", 16),
-            "shared_mem_warp_parts": r.pos_int("-gpgpu_shmem_warp_parts", 2),
+            "shared_mem_warp_parts": _warp_parts(r),
             "shared_mem_limited_broadcast": bool(r.int("-gpgpu_shmem_limited_broadcast", 1)),
             "register_alloc_granularity": 128,
             "shared_mem_alloc_granularity": 1,
@@ -806,6 +806,17 @@ def _latencies(r: _Reader) -> dict[str, int]:
             if pair[1] is not None:
                 lat["branch_initiation_cycles"] = pair[1]
     return lat
+
+
+def _warp_parts(r: _Reader) -> int:
+    """``-gpgpu_shmem_warp_parts`` (GPGPU-Sim default 2), which must divide the warp."""
+    name = "-gpgpu_shmem_warp_parts"
+    parts = r.pos_int(name, 2)
+    if 32 % parts:
+        raise ConfigError(
+            None, f"{r.where(name)}: option {name}: expected a divisor of 32, got {parts}"
+        )
+    return parts
 
 
 def _branch_unit(r: _Reader) -> tuple[int, list[str]] | None:
