@@ -113,3 +113,24 @@ def test_json_is_standard_for_a_store_only_kernel(capsys: pytest.CaptureFixture[
     assert out["models"]["mwp-cwp"]["kernels"][0]["details"]["mwp_peak_bw"] is None  # type: ignore[index]
     echo_json({"x": float("inf"), "y": [float("nan"), 1.5], "z": np.float32(2.0)})
     assert _strict_json(capsys.readouterr().out) == {"x": None, "y": [None, 1.5], "z": 2.0}
+
+
+def test_occupancy_reported_with_its_limiter() -> None:
+    """Per kernel, the JSON and the table give resident warps and blocks and what limits
+    them, worked by hand: transpose's 256-thread blocks fill mdm_pascal's 2,048 thread
+    slots with 8 blocks (64 warps); a grid of 8 blocks on 28 SMs runs 1 block per SM,
+    limited by the grid."""
+    r = runner.invoke(
+        app, ["predict", "builtin:transpose", "--gpu", "mdm_pascal", "--model", "mdm", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    occ = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["occupancy"]
+    assert occ["warps_per_sm"] == 64 and occ["blocks_per_sm"] == 8
+    assert occ["limited_by"] in ("threads", "warps")  # both are full at 8 blocks
+    assert occ["active_sms"] == 28 and occ["waves"] == pytest.approx(1024 / (8 * 28))
+    r = runner.invoke(
+        app,
+        ["predict", "builtin:transpose?W=128&H=64", "--gpu", "mdm_pascal", "--model", "mdm"],
+    )
+    assert r.exit_code == 0, r.output
+    assert "8 warps/SM (1 blocks), limited by grid" in r.output

@@ -209,6 +209,11 @@ class AppPrediction:
         out: dict[str, Any] = {"app": self.app, "gpu": self.gpu, "models": {}}
         for model, preds in self.kernels.items():
             t = self.total(model)
+            occ: list[dict[str, Any] | None] = (
+                [_occupancy_dict(i) for i in self.inputs]
+                if len(self.inputs) == len(preds)
+                else [None] * len(preds)
+            )
             out["models"][model] = {
                 "cycles": float(t.cycles),
                 "ipc": float(t.ipc),
@@ -223,25 +228,48 @@ class AppPrediction:
                         "warp_insts": int(p.warp_insts),
                         "md_fraction": _md(p.md_fraction, None),
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
+                        "occupancy": o,
                         "details": {k: float(v) for k, v in p.details.items()},
                     }
-                    for p in preds
+                    for p, o in zip(preds, occ, strict=True)
                 ],
             }
         return out
+
+    def occupancy_text(self) -> list[str]:
+        """Per predicted kernel: ``"W warps/SM (B blocks), limited by X, N waves"``."""
+        return [
+            f"{i.warps_per_sm} warps/SM ({i.blocks_per_sm} blocks), "
+            f"limited by {i.occupancy_limit or '?'}, {i.waves:.3g} waves"
+            for i in self.inputs
+        ]
 
     def to_json(self) -> str:
         """:meth:`to_dict` as standard JSON (non-finite numbers as ``null``)."""
         return json_dumps(self.to_dict(), indent=2)
 
 
-def _occupancy(gpu: GPUConfig, k: KernelTrace, nregs_policy: str = "clamp") -> tuple[int, int, int]:
-    """(W, blocks_per_sm, active_sms) of ``k`` on ``gpu`` (model-notes section 5).
+def _occupancy_dict(inp: KernelInput) -> dict[str, Any]:
+    """A kernel's occupancy for :meth:`AppPrediction.to_dict`."""
+    return {
+        "warps_per_sm": inp.warps_per_sm,
+        "blocks_per_sm": inp.blocks_per_sm,
+        "active_sms": inp.active_sms,
+        "limited_by": inp.occupancy_limit,
+        "waves": float(inp.waves),
+    }
+
+
+def _occupancy(
+    gpu: GPUConfig, k: KernelTrace, nregs_policy: str = "clamp"
+) -> tuple[int, int, int, str]:
+    """(W, blocks_per_sm, active_sms, limit) of ``k`` on ``gpu`` (model-notes section 5).
 
     ``blocks_per_sm`` is the *actual* number of concurrent blocks of the first wave:
     the resource limit of :func:`mdm.profile.occupancy.occupancy`, or fewer when the
     kernel has fewer blocks than block slots (``ceil(n_blocks / active_sms)``; a
     1-block kernel runs 1 block, not 32). ``W = blocks_per_sm * warps_per_block``.
+    ``limit``: the limiting resource, or ``"grid"`` in the second case.
     """
     from mdm.profile.occupancy import occupancy
 
@@ -255,7 +283,8 @@ def _occupancy(gpu: GPUConfig, k: KernelTrace, nregs_policy: str = "clamp") -> t
     )
     sms = int(occ.active_sms)
     bps = min(int(occ.blocks_per_sm), -(-k.n_blocks // sms))
-    return bps * int(occ.warps_per_block), bps, sms
+    limit = "grid" if bps < occ.blocks_per_sm else occ.limiting
+    return bps * int(occ.warps_per_block), bps, sms, limit
 
 
 def kernel_input(
@@ -309,7 +338,7 @@ def kernel_input(
                 if isinstance(col, np.ndarray):
                     col.flags.writeable = False  # shared by the memo's users
             profiles[key] = prof
-    w, bps, sms = _occupancy(gpu, k, nregs_policy)
+    w, bps, sms, limit = _occupancy(gpu, k, nregs_policy)
     return KernelInput(
         name=k.name,
         gpu=gpu,
@@ -323,6 +352,7 @@ def kernel_input(
         total_thread_insts=pk.total_thread_insts,
         mix=pk.mix,
         cache=stats,
+        occupancy_limit=limit,
     )
 
 

@@ -30,7 +30,8 @@ def _table(pred: Any) -> None:
     t = Table(title=f"{pred.app or 'application'} on {pred.gpu}")
     for col in ("model", "kernel", "cycles", "IPC", "MD share", "CPI stack"):
         t.add_column(col, justify="left" if col in ("model", "kernel", "CPI stack") else "right")
-    for r in pred.to_rows():
+    rows = pred.to_rows()
+    for r in rows:
         stack = " ".join(
             f"{k[4:]}={v:.3g}" for k, v in r.items() if k.startswith("cpi_") and v != 0
         )
@@ -44,6 +45,17 @@ def _table(pred: Any) -> None:
             end_section=r["kernel"] == "total",
         )
     print_table(t)
+    occ = pred.occupancy_text()
+    kernels = [
+        r["kernel"] for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"
+    ]
+    if len(occ) == len(kernels):
+        o = Table(title="occupancy (per SM, first wave)")
+        o.add_column("kernel")
+        o.add_column("resident warps, limiter, waves")
+        for name, text in zip(kernels, occ, strict=True):
+            o.add_row(short_name(name), text)
+        print_table(o)
 
 
 def predict(

@@ -56,6 +56,9 @@ class KernelInput:
     total_thread_insts: int
     mix: InstructionMix
     cache: KernelCacheStats
+    # what limits blocks_per_sm: a resource of mdm.profile.occupancy ("threads", "warps",
+    # "blocks", "registers", "shared_memory"), "grid" (fewer blocks than slots), or ""
+    occupancy_limit: str = ""
 
     @property
     def n_warps(self) -> int:
