@@ -409,9 +409,11 @@ def test_mdm_pipelined_adds_the_mean_l2_bank_blocking() -> None:
 
 def test_roofline_and_mwp_cwp_issue_at_the_execution_units_rate() -> None:
     """The compute bound (and MWP-CWP's ``Issue_cycles``) is ``1 / schedulers`` cycles
-    per warp instruction per SM, or the execution units' rate when slower: a profile
-    whose busiest unit takes 2 cycles per instruction (initiation interval 2) doubles
-    both, worked by hand."""
+    per warp instruction per SM, or the busiest execution unit's rate when slower,
+    worked by hand: a warp whose SP unit is busy 2 cycles per instruction doubles both.
+    The whole warp's busiest unit counts, not each interval's summed: two intervals
+    bound by two different units (each 2 cycles per instruction on one unit, 0 on the
+    other) give 1 cycle per instruction, as each unit is busy half the time."""
     from dataclasses import replace
 
     from mdm.models.mwp_cwp import mwp_cwp_parameters
@@ -419,14 +421,19 @@ def test_roofline_and_mwp_cwp_issue_at_the_execution_units_rate() -> None:
 
     inp = _inp()
     sched = inp.gpu.sm.schedulers
+    n = inp.profile.total_insts
     assert inp.gpu.sm.issue_width == 1
     assert sm_cycles_per_inst(inp) == pytest.approx(1 / sched)
-    slow = replace(inp, profile=replace(inp.profile, unit_cycles=2 * inp.profile.n_insts))
+
+    def with_totals(totals: list[float]):  # noqa: ANN202
+        return replace(inp, profile=replace(inp.profile, unit_totals=np.array(totals)))
+
+    slow = with_totals([2 * n, 0.0])
     assert sm_cycles_per_inst(slow) == pytest.approx(2 / sched)
     assert roofline_bound(slow).compute == pytest.approx(2 * roofline_bound(inp).compute)
     assert roofline_bound(inp).compute == pytest.approx(
         inp.total_warp_insts / (inp.active_sms * sched)
     )
     assert mwp_cwp_parameters(slow)["issue_cycles"] == pytest.approx(2 / sched)
-    fast = replace(inp, profile=replace(inp.profile, unit_cycles=0.5 * inp.profile.n_insts))
-    assert sm_cycles_per_inst(fast) == pytest.approx(1 / sched)  # the issue rate binds
+    assert sm_cycles_per_inst(with_totals([n, n])) == pytest.approx(1 / sched)  # split
+    assert sm_cycles_per_inst(with_totals([0.5 * n, 0.2 * n])) == pytest.approx(1 / sched)

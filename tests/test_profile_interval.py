@@ -595,3 +595,26 @@ def test_shared_bank_conflicts_match_gpgpusim(
         limited,
     )
     assert got[0] == _gpgpusim_shared_cycles(lanes, addrs.tolist(), banks, parts, limited)
+
+
+def test_unit_totals_are_the_warps_cycles_per_unit() -> None:
+    """``unit_totals``: per execution unit, the whole warp's cycles (one scheduler's
+    share), worked by hand: 2 FP32 in one interval and 3 INT in another on an SM with
+    INT units at initiation interval 2 give SP 4 and INT 6 cycles, while the
+    per-interval maxima (``unit_cycles``) are 4 and 6."""
+    warp = [
+        (C.FP32, [1], [0]),
+        (C.FP32, [2], [0]),
+        (C.LD_GLOBAL, [3], [0]),
+        (C.INT, [4], [3]),  # waits for the load: a new interval
+        (C.INT, [5], [0]),
+        (C.INT, [6], [0]),
+    ]
+    k = kernel_from_warps([warp])
+    p = interval_profile(
+        k, 0, lat_table(), merge_threshold=0, unit_costs=exec_unit_costs(_units_gpu(int_units=4))
+    )
+    assert p.n_insts.tolist() == [3, 3]
+    assert p.unit_cycles.tolist() == [4.0, 6.0]
+    assert p.unit_totals[UNIT_SP] == 4.0 and p.unit_totals[UNIT_INT] == 6.0
+    assert p.unit_totals.sum() == 10.0

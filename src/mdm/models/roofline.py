@@ -84,15 +84,15 @@ def issue_factor(inp: KernelInput) -> float:
 def sm_cycles_per_inst(inp: KernelInput) -> float:
     """Cycles one SM needs per warp instruction at its peak rate: the issue bound
     ``issue_factor / (schedulers x issue_width)``, or the execution units' bound when
-    slower, ``sum(unit_cycles) / (schedulers x sum(n_insts))`` of the representative
-    warp (``unit_cycles``: a scheduler's share of its busiest unit per interval, from
-    the units' initiation intervals, :mod:`mdm.profile.interval`)."""
+    slower, ``max(unit_totals) / (schedulers x sum(n_insts))`` of the representative
+    warp (``unit_totals``: the warp's cycles on each unit, one scheduler's share, from
+    the units' initiation intervals, :mod:`mdm.profile.interval`; its busiest unit)."""
     sm = inp.gpu.sm
     c = issue_factor(inp) / (sm.schedulers * sm.issue_width)
     p = inp.profile
     total = p.total_insts
-    if p.unit_cycles is not None and total > 0:
-        c = max(c, float(p.unit_cycles.sum()) / (sm.schedulers * total))
+    if p.unit_totals is not None and total > 0 and p.unit_totals.size:
+        c = max(c, float(p.unit_totals.max()) / (sm.schedulers * total))
     return c
 
 

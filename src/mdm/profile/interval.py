@@ -225,14 +225,18 @@ def _pairing_units(unit_costs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarr
 
 def _unit_cycles(
     iclass: np.ndarray, starts: np.ndarray, unit: np.ndarray, cost: np.ndarray
-) -> np.ndarray:
-    """Per interval (``starts``), the busiest execution unit's cycles."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per interval (``starts``), the busiest execution unit's cycles; and per unit
+    (``UNIT_*``), the whole warp's cycles."""
     uid = unit[iclass]
     c = cost[iclass]
     out = np.zeros(starts.shape[0])
+    totals = np.zeros(UNIT_BRANCH + 1)
     for u in np.unique(uid[uid >= 0]):
-        out = np.maximum(out, np.add.reduceat(np.where(uid == u, c, 0.0), starts))
-    return out
+        per = np.add.reduceat(np.where(uid == u, c, 0.0), starts)
+        out = np.maximum(out, per)
+        totals[u] = per.sum()
+    return out, totals
 
 
 def _class_table(
@@ -712,11 +716,12 @@ def interval_profile(
         )
         joined[starts] = False  # an interval's first instruction opens a slot of its own
         slots = n_insts - np.add.reduceat(joined.astype(np.float64), starts)
-    units = None
+    units = totals = None
     if unit_costs is not None:
-        units = _unit_cycles(kernel.iclass[a:b], starts, *unit_costs)
+        units, totals = _unit_cycles(kernel.iclass[a:b], starts, *unit_costs)
     return IntervalProfile(
         unit_cycles=units,
+        unit_totals=totals,
         issue_slots=slots,
         ldst_cycles=ldst,
         n_insts=n_insts,

@@ -38,6 +38,10 @@ class IntervalProfile:
     # scheduler's share of its busiest execution unit busy (initiation intervals;
     # mdm.profile.interval docstring)
     unit_cycles: np.ndarray | None = None
+    # float64[units] or None: the whole warp's cycles on each execution unit (one
+    # scheduler's share; not a column): the roofline's unit bound, which per-interval
+    # maxima summed would overstate when intervals are bound by different units
+    unit_totals: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.n_insts.shape
