@@ -133,4 +133,4 @@ def test_occupancy_reported_with_its_limiter() -> None:
         ["predict", "builtin:transpose?W=128&H=64", "--gpu", "mdm_pascal", "--model", "mdm"],
     )
     assert r.exit_code == 0, r.output
-    assert "8 warps/SM (1 blocks), limited by grid" in r.output
+    assert "8 warps/SM (1 block), limited by grid, 1 wave" in r.output

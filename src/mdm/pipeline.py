@@ -239,14 +239,20 @@ class AppPrediction:
     def occupancy_text(self) -> list[str]:
         """Per predicted kernel: ``"W warps/SM (B blocks), limited by X, N waves"``."""
         return [
-            f"{i.warps_per_sm} warps/SM ({i.blocks_per_sm} blocks), "
-            f"limited by {i.occupancy_limit or '?'}, {i.waves:.3g} waves"
+            f"{i.warps_per_sm} warp{_s(i.warps_per_sm)}/SM ({i.blocks_per_sm} "
+            f"block{_s(i.blocks_per_sm)}), limited by {i.occupancy_limit or '?'}, "
+            f"{i.waves:.3g} wave{_s(i.waves)}"
             for i in self.inputs
         ]
 
     def to_json(self) -> str:
         """:meth:`to_dict` as standard JSON (non-finite numbers as ``null``)."""
         return json_dumps(self.to_dict(), indent=2)
+
+
+def _s(n: float) -> str:
+    """Plural ending for ``n``."""
+    return "" if n == 1 else "s"
 
 
 def _occupancy_dict(inp: KernelInput) -> dict[str, Any]:
