@@ -124,7 +124,10 @@ def test_occupancy_reported_with_its_limiter() -> None:
         app, ["predict", "builtin:transpose", "--gpu", "mdm_pascal", "--model", "mdm", "--json"]
     )
     assert r.exit_code == 0, r.output
-    occ = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["occupancy"]
+    kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
+    # the tile's four column reads (LDS), each a 32-way bank conflict; its stores none
+    assert list(kernel["shared_bank_conflicts"].values()) == [32.0] * 4
+    occ = kernel["occupancy"]
     assert occ["warps_per_sm"] == 64 and occ["blocks_per_sm"] == 8
     assert occ["limited_by"] in ("threads", "warps")  # both are full at 8 blocks
     assert occ["active_sms"] == 28 and occ["waves"] == pytest.approx(1024 / (8 * 28))
@@ -134,3 +137,9 @@ def test_occupancy_reported_with_its_limiter() -> None:
     )
     assert r.exit_code == 0, r.output
     assert "8 warps/SM (1 block), limited by grid, 1 wave" in r.output
+    assert "PC 0x1e0: 32 passes" in r.output
+    r = runner.invoke(
+        app,
+        ["predict", "builtin:transpose?pad=1", "--gpu", "mdm_pascal", "--model", "mdm", "--json"],
+    )
+    assert json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["shared_bank_conflicts"] == {}

@@ -618,3 +618,26 @@ def test_unit_totals_are_the_warps_cycles_per_unit() -> None:
     assert p.unit_cycles.tolist() == [4.0, 6.0]
     assert p.unit_totals[UNIT_SP] == 4.0 and p.unit_totals[UNIT_INT] == 6.0
     assert p.unit_totals.sum() == 10.0
+
+
+def test_shared_bank_passes_per_pc() -> None:
+    """Bank passes per PC of one warp, worked by hand: the column read (32 words 32
+    apart: one bank) 32 passes; the row read and write 1; the same PC conflict-free in
+    one warp and 2-way (stride 2 words) in another; no shared instruction, no PC."""
+    from mdm.profile.interval import shared_bank_passes
+
+    col = [128 * i for i in range(32)]
+    row = [4 * i for i in range(32)]
+    two_way = [8 * i for i in range(32)]
+    warp = [
+        (C.LD_SHARED, [1], [0], col),
+        (C.LD_SHARED, [2], [0], row),
+        (C.ST_SHARED, [], [1], row),
+    ]
+    k = kernel_from_warps([warp])
+    got = shared_bank_passes(k, 0, (32, 1, False))
+    assert got == {0: 32.0, 16: 1.0, 32: 1.0}
+    k2 = kernel_from_warps([[(C.LD_SHARED, [1], [0], row)], [(C.LD_SHARED, [1], [0], two_way)]])
+    assert shared_bank_passes(k2, 0, (32, 1, False)) == {0: 1.0}
+    assert shared_bank_passes(k2, 1, (32, 1, False)) == {0: 2.0}
+    assert shared_bank_passes(kernel_from_warps([[(C.INT, [1], [0])]]), 0, (32, 1, False)) == {}

@@ -56,6 +56,7 @@ from mdm.profile.interval import (
     exec_unit_costs,
     gpu_latencies,
     interval_profile,
+    shared_bank_passes,
 )
 from mdm.profile.intervals import IntervalProfile
 from mdm.profile.representative import representative_warp
@@ -209,10 +210,12 @@ class AppPrediction:
         out: dict[str, Any] = {"app": self.app, "gpu": self.gpu, "models": {}}
         for model, preds in self.kernels.items():
             t = self.total(model)
+            have = len(self.inputs) == len(preds)
             occ: list[dict[str, Any] | None] = (
-                [_occupancy_dict(i) for i in self.inputs]
-                if len(self.inputs) == len(preds)
-                else [None] * len(preds)
+                [_occupancy_dict(i) for i in self.inputs] if have else [None] * len(preds)
+            )
+            conflicts: list[dict[str, float] | None] = (
+                [_conflicts(i) for i in self.inputs] if have else [None] * len(preds)
             )
             out["models"][model] = {
                 "cycles": float(t.cycles),
@@ -229,12 +232,21 @@ class AppPrediction:
                         "md_fraction": _md(p.md_fraction, None),
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
                         "occupancy": o,
+                        "shared_bank_conflicts": c,
                         "details": {k: float(v) for k, v in p.details.items()},
                     }
-                    for p, o in zip(preds, occ, strict=True)
+                    for p, o, c in zip(preds, occ, conflicts, strict=True)
                 ],
             }
         return out
+
+    def conflict_text(self) -> list[str]:
+        """Per predicted kernel: its shared-memory bank conflicts, e.g. ``"PC 0x1e0:
+        32 passes"`` (empty when none)."""
+        return [
+            ", ".join(f"PC {pc}: {p:.3g} passes" for pc, p in _conflicts(i).items())
+            for i in self.inputs
+        ]
 
     def occupancy_text(self) -> list[str]:
         """Per predicted kernel: ``"W warps/SM (B blocks), limited by X, N waves"``."""
@@ -248,6 +260,12 @@ class AppPrediction:
     def to_json(self) -> str:
         """:meth:`to_dict` as standard JSON (non-finite numbers as ``null``)."""
         return json_dumps(self.to_dict(), indent=2)
+
+
+def _conflicts(inp: KernelInput) -> dict[str, float]:
+    """The representative warp's shared-memory PCs with bank conflicts (more than one
+    pass per execution): ``{"0x1e0": 32.0}``."""
+    return {f"{pc:#x}": p for pc, p in sorted(inp.shared_bank_passes.items()) if p > 1}
 
 
 def _s(n: float) -> str:
@@ -359,6 +377,7 @@ def kernel_input(
         mix=pk.mix,
         cache=stats,
         occupancy_limit=limit,
+        shared_bank_passes=shared_bank_passes(k, pk.rep_warp, shared) if k.n_warps else {},
     )
 
 

@@ -50,11 +50,12 @@ def _table(pred: Any) -> None:
         r["kernel"] for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"
     ]
     if len(occ) == len(kernels):
-        o = Table(title="occupancy (per SM, first wave)")
+        o = Table(title="occupancy (per SM, first wave) and shared-memory bank conflicts")
         o.add_column("kernel")
         o.add_column("resident warps, limiter, waves")
-        for name, text in zip(kernels, occ, strict=True):
-            o.add_row(short_name(name), text)
+        o.add_column("bank conflicts (representative warp)")
+        for name, text, conf in zip(kernels, occ, pred.conflict_text(), strict=True):
+            o.add_row(short_name(name), text, conf or "none")
         print_table(o)
 
 

@@ -59,6 +59,9 @@ class KernelInput:
     # what limits blocks_per_sm: a resource of mdm.profile.occupancy ("threads", "warps",
     # "blocks", "registers", "shared_memory"), "grid" (fewer blocks than slots), or ""
     occupancy_limit: str = ""
+    # per shared-memory PC of the representative warp, mean bank passes per execution
+    # (1: no conflict; mdm.profile.interval.shared_bank_passes), for reports
+    shared_bank_passes: dict[int, float] = field(default_factory=dict)
 
     @property
     def n_warps(self) -> int:

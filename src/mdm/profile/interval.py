@@ -592,6 +592,33 @@ def _shared_cycles(idx, mask, addr_ptr, addrs, banks, parts, limited):  # noqa: 
     return out
 
 
+def shared_bank_passes(
+    kernel: KernelTrace, warp: int, shared_banks: tuple[int, int, bool]
+) -> dict[int, float]:
+    """Per PC of warp ``warp``'s shared-memory instructions, the mean number of bank
+    passes per execution (:func:`_shared_cycles`; 1 = no conflict): where a kernel's
+    bank conflicts are, for reports."""
+    a, b = int(kernel.warp_ptr[warp]), int(kernel.warp_ptr[warp + 1])
+    iclass = kernel.iclass[a:b]
+    idx = a + np.flatnonzero((iclass == InstrClass.LD_SHARED) | (iclass == InstrClass.ST_SHARED))
+    if idx.size == 0:
+        return {}
+    banks, parts, limited = shared_banks
+    passes = _shared_cycles(
+        idx.astype(np.int64),
+        kernel.mask,
+        kernel.addr_ptr,
+        kernel.addrs,
+        int(banks),
+        int(parts),
+        bool(limited),
+    )
+    pcs = kernel.pc[idx]
+    upc, inv = np.unique(pcs, return_inverse=True)
+    mean = np.bincount(inv, weights=passes) / np.bincount(inv)
+    return {int(pc): float(m) for pc, m in zip(upc, mean, strict=True)}
+
+
 def _ldst_per_instruction(
     kernel: KernelTrace,
     a: int,
