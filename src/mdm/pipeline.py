@@ -58,7 +58,6 @@ from mdm.profile.interval import (
     interval_profile,
     shared_bank_passes,
 )
-from mdm.profile.intervals import IntervalProfile
 from mdm.profile.representative import representative_warp
 from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, popcount32
 
@@ -317,14 +316,15 @@ def kernel_input(
     stats: KernelCacheStats,
     merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
     nregs_policy: str = "clamp",
-    profiles: dict[tuple, IntervalProfile] | None = None,
+    profiles: dict[tuple, Any] | None = None,
 ) -> KernelInput:
     """The :class:`KernelInput` of one prepared kernel on ``gpu`` with its cache statistics.
 
     ``profiles``: a memo of this kernel's interval profiles *for these statistics*
     (:func:`predict_app_configs` keeps one per kernel): configurations with equal
     latencies and issue parameters (e.g. a bandwidth sweep's points) share one profile,
-    whose arrays are then made read-only.
+    whose arrays are then made read-only; the representative warp's bank passes are
+    kept there too, per shared-memory bank configuration.
     """
     k = pk.kernel
     lat = gpu_latencies(gpu, stats.per_pc)
@@ -363,6 +363,12 @@ def kernel_input(
                     col.flags.writeable = False  # shared by the memo's users
             profiles[key] = prof
     w, bps, sms, limit = _occupancy(gpu, k, nregs_policy)
+    passes_key = ("shared_bank_passes", shared)
+    passes = None if profiles is None else profiles.get(passes_key)
+    if passes is None:
+        passes = shared_bank_passes(k, pk.rep_warp, shared) if k.n_warps else {}
+        if profiles is not None:
+            profiles[passes_key] = passes
     return KernelInput(
         name=k.name,
         gpu=gpu,
@@ -377,7 +383,7 @@ def kernel_input(
         mix=pk.mix,
         cache=stats,
         occupancy_limit=limit,
-        shared_bank_passes=shared_bank_passes(k, pk.rep_warp, shared) if k.n_warps else {},
+        shared_bank_passes=passes,
     )
 
 
@@ -484,7 +490,7 @@ def predict_app_configs(
     for pk in kernels:
         stats = stats_of(pk)
         if pk.total_warp_insts > 0:
-            profiles: dict[tuple, IntervalProfile] = {}  # this kernel's, on these stats
+            profiles: dict[tuple, Any] = {}  # this kernel's, on these stats
             for g, gpu in enumerate(gpus):
                 inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy, profiles)
                 inputs[g].append(inp)
