@@ -592,6 +592,23 @@ def _shared_cycles(idx, mask, addr_ptr, addrs, banks, parts, limited):  # noqa: 
     return out
 
 
+def _bank_passes(
+    kernel: KernelTrace, idx: np.ndarray, shared_banks: tuple[int, int, bool]
+) -> np.ndarray:
+    """:func:`_shared_cycles` of the kernel's shared instructions ``idx`` under
+    ``shared_banks`` = (banks, warp parts, limited broadcast)."""
+    banks, parts, limited = shared_banks
+    return _shared_cycles(
+        idx.astype(np.int64),
+        kernel.mask,
+        kernel.addr_ptr,
+        kernel.addrs,
+        int(banks),
+        int(parts),
+        bool(limited),
+    )
+
+
 def shared_bank_passes(
     kernel: KernelTrace, warp: int, shared_banks: tuple[int, int, bool]
 ) -> dict[int, float]:
@@ -603,16 +620,7 @@ def shared_bank_passes(
     idx = a + np.flatnonzero((iclass == InstrClass.LD_SHARED) | (iclass == InstrClass.ST_SHARED))
     if idx.size == 0:
         return {}
-    banks, parts, limited = shared_banks
-    passes = _shared_cycles(
-        idx.astype(np.int64),
-        kernel.mask,
-        kernel.addr_ptr,
-        kernel.addrs,
-        int(banks),
-        int(parts),
-        bool(limited),
-    )
+    passes = _bank_passes(kernel, idx, shared_banks)
     pcs = kernel.pc[idx]
     upc, inv = np.unique(pcs, return_inverse=True)
     mean = np.bincount(inv, weights=passes) / np.bincount(inv)
@@ -634,16 +642,7 @@ def _ldst_per_instruction(
     shared_cycles = np.where(shared, 1.0, 0.0)
     if shared_banks is not None and shared.any():
         idx = a + np.flatnonzero(shared)
-        banks, parts, limited = shared_banks
-        shared_cycles[idx - a] = _shared_cycles(
-            idx.astype(np.int64),
-            kernel.mask,
-            kernel.addr_ptr,
-            kernel.addrs,
-            int(banks),
-            int(parts),
-            bool(limited),
-        )
+        shared_cycles[idx - a] = _bank_passes(kernel, idx, shared_banks)
     glob = np.isin(iclass, [int(c) for c in (*_LOADS, InstrClass.ST_GLOBAL)])
     served = np.zeros(b - a)  # L1 requests served without a new miss (hits, pending hits)
     if warp_mem is not None:
