@@ -180,6 +180,16 @@ def _slot(key: np.int64) -> np.int64:
 
 
 @njit(cache=True, inline="always")
+def _sector_span(off: np.int64, w: np.int64, sec_log2: np.int64) -> np.uint32:
+    """Mask of the sectors ``off >> sec_log2 .. (off + w - 1) >> sec_log2`` that ``w``
+    bytes at line offset ``off`` touch (``2 << 31`` wraps to 0 in 32 bits, which still
+    sets the bits up to 31)."""
+    return (np.uint32(2) << np.uint32((off + w - 1) >> sec_log2)) - (
+        np.uint32(1) << np.uint32(off >> sec_log2)
+    )
+
+
+@njit(cache=True, inline="always")
 def _sector_bits(off: np.int64, offe: np.int64, s: np.int64, sector_bytes: int) -> np.uint64:
     """The bytes ``off`` .. ``offe`` of a line (inclusive) that fall in its sector ``s``,
     as a bitmap of the sector's bytes."""
@@ -266,11 +276,7 @@ def _coalesce(
                     fm = np.uint32(0)
                     for q in range(group):
                         off = np.int64(addrs[a0 + k + q]) & (line_bytes - 1)
-                        # sectors off >> sec_log2 .. (off + w - 1) >> sec_log2 (2 << 31
-                        # wraps to 0 in 32 bits, which still sets the bits up to 31)
-                        fm |= (np.uint32(2) << np.uint32((off + w - 1) >> sec_log2)) - (
-                            np.uint32(1) << np.uint32(off >> sec_log2)
-                        )
+                        fm |= _sector_span(off, w, sec_log2)
                     out_line[nr] = ((lo >> seg_log2) * seg) >> line_log2
                     out_mask[nr] = fm
                     out_full[nr] = 0
@@ -291,9 +297,7 @@ def _coalesce(
                     prev = key
                     off = a & (line_bytes - 1)
                     out_line[nr] = (key * seg) >> line_log2
-                    out_mask[nr] = (np.uint32(2) << np.uint32((off + w - 1) >> sec_log2)) - (
-                        np.uint32(1) << np.uint32(off >> sec_log2)
-                    )
+                    out_mask[nr] = _sector_span(off, w, sec_log2)
                     out_full[nr] = 0
                     nr += 1
                 if nr > n0:

@@ -107,6 +107,15 @@ def stencil2d(seed: int = 0, *, W: int = 512, H: int = 224, sweeps: int = 2) -> 
     return AppTrace(cmds, name="stencil2d")
 
 
+def _check_tiled(sizes: dict[str, int], tile: int) -> None:
+    """Each size parameter at least ``tile`` and a multiple of it, else a ValueError
+    naming it."""
+    for nm, v in sizes.items():
+        check_param(nm, v, tile)
+        if v % tile:
+            raise ValueError(f"parameter {nm}={v} must be a multiple of the tile size {tile}")
+
+
 def gemm_tiled(seed: int = 0, *, M: int = 224, N: int = 512, K: int = 32) -> AppTrace:  # noqa: N803
     """``C = A B`` (row-major floats) with 16x16 shared-memory tiles.
 
@@ -115,10 +124,7 @@ def gemm_tiled(seed: int = 0, *, M: int = 224, N: int = 512, K: int = 32) -> App
     multiples of 16. ``seed`` is unused.
     """
     del seed
-    for nm, v in (("M", M), ("N", N), ("K", K)):
-        check_param(nm, v, 16)
-        if v % 16:
-            raise ValueError(f"parameter {nm}={v} must be a multiple of the tile size 16")
+    _check_tiled({"M": M, "N": N, "K": K}, 16)
     g = Geometry((N // 16, M // 16, 1), (16, 16, 1))
     pa, pb, pc_ = array_bases([4 * M * K, 4 * K * N, 4 * M * N])
 
@@ -214,10 +220,7 @@ def transpose(seed: int = 0, *, W: int = 1024, H: int = 1024, pad: int = 0) -> A
     ``seed`` is unused.
     """
     del seed
-    for nm, v in (("W", W), ("H", H)):
-        check_param(nm, v, 32)
-        if v % 32:
-            raise ValueError(f"parameter {nm}={v} must be a multiple of the tile size 32")
+    _check_tiled({"W": W, "H": H}, 32)
     check_param("pad", pad, 0, 1)
     pad = int(pad)
     g = Geometry((W // 32, H // 32, 1), (32, 8, 1))
