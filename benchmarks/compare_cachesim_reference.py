@@ -4,10 +4,12 @@ For every row of ``../shared/reference/results.csv`` whose configuration the sim
 supports, the trace is simulated on the configuration imported from the run's
 ``gpgpusim.config`` plus the row's ``extra_options``. Prints, per run: L1 read
 accesses, hits, pending hits, misses, L1 and L2 miss rates, DRAM reads and writes
-(atoms), and the L2 merge-limit blocking per bank (our ``l2_blocked_cycles`` against
+(atoms), the L2 merge-limit blocking per bank (our ``l2_blocked_cycles`` against
 the log's ``L2_cache_stats_fail_breakdown[GLOBAL_ACC_R][MSHR_MERGE_ENRTY_FAIL]``, retry
 cycles of reads whose L2 MSHR entry had no merge slot, from ``logs/<run_id>.json``;
-both over the L2 banks), and the simulation's own clock (``timeline_cycles``, summed
+both over the L2 banks), the L1's blocked cycles by cause (our ``l1_*_wait_cycles``
+against the ``l1d_fail_*`` retry cycles: miss queue full, no MSHR entry, merge slots
+full, every way reserved; both summed over the SMs), and the simulation's own clock (``timeline_cycles``, summed
 over the kernels) against ``gpu_tot_sim_cycle`` (a check of the simulation's timing:
 its relative difference is the clock's drift), ours / reference / relative difference;
 then the mean absolute differences.
@@ -43,6 +45,12 @@ COLUMNS = [  # (name, ours attribute or callable, reference column)
     ("dram_rd", "dram_reads", "dram_reads"),
     ("dram_wr", "dram_writes", "dram_writes"),
     ("l2_blk", "l2_blocked_per_bank", "l2_merge_fail_per_bank"),
+    # the L1's blocked cycles by cause (summed over the SMs) against Accel-Sim's retry
+    # cycles of rejected L1 reads by reservation-fail cause
+    ("l1w_mq", "l1_miss_queue_wait_cycles", "l1d_fail_miss_queue"),
+    ("l1w_mshr", "l1_mshr_wait_cycles", "l1d_fail_mshr_entry"),
+    ("l1w_merge", "l1_merge_wait_cycles", "l1d_fail_mshr_merge"),
+    ("l1w_alloc", "l1_alloc_wait_cycles", "l1d_fail_line_alloc"),
     ("clock", "timeline_cycles", "gpu_tot_sim_cycle"),
 ]
 
@@ -98,6 +106,10 @@ def compare(
             "dram_reads": tot.dram_read_bytes / atom,
             "dram_writes": tot.dram_write_bytes / atom,
             "l2_blocked_per_bank": tot.l2_blocked_cycles / gpu.l2.banks,
+            "l1_miss_queue_wait_cycles": tot.l1_miss_queue_wait_cycles,
+            "l1_mshr_wait_cycles": tot.l1_mshr_wait_cycles,
+            "l1_merge_wait_cycles": tot.l1_merge_wait_cycles,
+            "l1_alloc_wait_cycles": tot.l1_alloc_wait_cycles,
             "timeline_cycles": tot.timeline_cycles,
         }
         row = row.copy()
@@ -140,7 +152,21 @@ def main() -> None:
     for name, _, _ in COLUMNS:
         d = (df[f"{name}_ours"] - df[f"{name}_ref"]).abs().mean()
         rel = df[f"{name}_rel"].replace(np.inf, np.nan).abs().mean()
-        print(f"  {name:8s} absolute {d:14.4f}   relative {rel:7.1%}")
+        print(f"  {name:9s} absolute {d:14.4f}   relative {rel:7.1%}")
+    print("runs where ours and the reference agree on whether the L1 blocks for a cause:")
+    for name, _, _ in COLUMNS:
+        if name.startswith("l1w_"):
+            both = (df[f"{name}_ours"] > 0) == (df[f"{name}_ref"] > 0)
+            print(f"  {name:9s} {int(both.sum())} of {len(df)}")
+    waits = [c[0] for c in COLUMNS if c[0].startswith("l1w_")]
+    main_cause = {}
+    for side in ("ours", "ref"):
+        m = df[[f"{w}_{side}" for w in waits]].to_numpy()
+        main_cause[side] = np.where(m.max(axis=1) > 0, np.array(waits)[m.argmax(axis=1)], "none")
+    same = main_cause["ours"] == main_cause["ref"]
+    print(
+        f"runs where the L1's main blocking cause (or none) is the same: {same.sum()} of {len(df)}"
+    )
     print(f"simulation time: {df.sim_s.sum():.1f} s for {len(df)} runs")
     if a.csv:
         df.to_csv(a.csv, index=False)

@@ -43,6 +43,10 @@ def test_json_is_the_librarys_counts() -> None:
         assert row["dram_writes"] == k.dram_write_bytes // atom
         for key in ("l1_read_pending_hits", "l2_pending_hits", "l2_blocked_cycles"):
             assert row[key] == getattr(k, key)
+        waits = ("l1_miss_queue_wait_cycles", "l1_mshr_wait_cycles")
+        waits += ("l1_merge_wait_cycles", "l1_alloc_wait_cycles")
+        assert [row[w] for w in waits] == [getattr(k, w) for w in waits]
+        assert row["l1_blocked_cycles"] == sum(row[w] for w in waits)
         assert "per_pc" not in row and "warps" not in row  # only when asked for
 
 

@@ -646,6 +646,47 @@ def test_mshr_limit_blocks_the_l1() -> None:
     assert (s.l1_read_misses, s.l1_read_pending_hits) == (2, 1)
 
 
+def test_l1_waits_are_summed_by_cause() -> None:
+    """Hand-worked (1 GHz, 4 L1 banks: an access every 0.25 cycle; L2 hit 100 cycles,
+    DRAM nearly free, so a miss at ``t`` fills at ``t + 100``), one cause at a time, as
+    Accel-Sim splits its L1 reservation fails:
+
+    * one MSHR entry, lines 1 and 2 in one load: the second miss, at 0.25, waits for
+      the first fill at 100 -> 99.75 cycles without an MSHR entry;
+    * a merge limit of 2 (the miss and one pending hit), three loads of one line at 0,
+      0.25 and 0.5: the third waits for the fill -> 99.5 cycles without a merge slot;
+    * five lines of one 4-way set (8 sets, linear index) in one load: the fifth, at 1.0,
+      finds every way reserved until the first fill -> 99 cycles.
+
+    Each sum is rounded to whole cycles; the other causes stay at 0."""
+    base = {
+        "l2.hit_latency_ns": 100.0,
+        "core_clock_mhz": 1000.0,
+        "l1.banks": 4,
+        "dram.bandwidth_gbps": 1e6,
+    }
+    cases = [
+        ({"l1.mshr_entries": 1}, [(LD, [128] * 16 + [256] * 16, 4)], "l1_mshr_wait_cycles", 100),
+        ({"l1.mshr_max_merge": 2}, [(LD, [128] * 32, 4)] * 3, "l1_merge_wait_cycles", 100),
+        ({}, [(LD, [1024 * (i % 5) for i in range(32)], 4)], "l1_alloc_wait_cycles", 99),
+    ]
+    causes = (
+        "l1_miss_queue_wait_cycles",
+        "l1_mshr_wait_cycles",
+        "l1_merge_wait_cycles",
+        "l1_alloc_wait_cycles",
+    )
+    for extra, insts, cause, want in cases:
+        g = gpu().with_updates({**base, **extra})
+        assert g.l1.set_index == "linear" and g.l1.ways == 4
+        s = simulate_kernel(make_kernel(insts), g, blocks_per_sm=1)
+        assert {c: getattr(s, c) for c in causes} == {c: want if c == cause else 0 for c in causes}
+        # without the limit the access never waits
+        relaxed = {"l1.mshr_entries": 64, "l1.mshr_max_merge": 8, "l1.ways": 8}
+        s = simulate_kernel(make_kernel(insts), g.with_updates(relaxed), blocks_per_sm=1)
+        assert all(getattr(s, c) == 0 for c in causes)
+
+
 def test_l1_sends_one_request_per_cycle_through_its_miss_queue() -> None:
     """Hand-worked (1 GHz, 4 L1 banks: an access every 0.25 cycle): 8 misses of one
     instruction leave the L1 one per cycle (GPGPU-Sim ``baseline_cache::cycle``), so

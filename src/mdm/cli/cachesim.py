@@ -36,6 +36,13 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
         "dram_reads": k.dram_read_bytes // atom,
         "dram_writes": k.dram_write_bytes // atom,
         "l1_miss_queue_wait_cycles": k.l1_miss_queue_wait_cycles,
+        "l1_mshr_wait_cycles": k.l1_mshr_wait_cycles,
+        "l1_merge_wait_cycles": k.l1_merge_wait_cycles,
+        "l1_alloc_wait_cycles": k.l1_alloc_wait_cycles,
+        "l1_blocked_cycles": k.l1_miss_queue_wait_cycles
+        + k.l1_mshr_wait_cycles
+        + k.l1_merge_wait_cycles
+        + k.l1_alloc_wait_cycles,
         "l2_merge_stalls": k.l2_merge_stalls,
         "l2_blocked_cycles": k.l2_blocked_cycles,
     }
@@ -89,7 +96,7 @@ _HEAD = {
     "l1_hits": "hits", "l1_pending_hits": "pend", "l1_misses": "misses",
     "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
     "l1_read_pending_hits": "L1 pending", "l2_pending_hits": "L2 pending",
-    "l2_blocked_cycles": "L2 blocked",
+    "l2_blocked_cycles": "L2 blocked", "l1_blocked_cycles": "L1 blocked",
 }  # fmt: skip
 
 
@@ -164,9 +171,10 @@ def cachesim(
             return
         # pending: accesses to a line in flight (L1: merged into its MSHR entry; L2: also
         # those its full entry refused); L2 blocked: bank-cycles blocked by those refused
-        # reads (summed over the banks)
+        # reads (summed over the banks); L1 blocked: cycles the SMs' blocking L1s waited
+        # (miss queue, MSHR entry, merge slot, line allocation; summed over the SMs)
         cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
-                "l2_accesses", "l2_miss_rate", "l2_pending_hits", "l2_blocked_cycles",
+                "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits", "l2_blocked_cycles",
                 "dram_reads", "dram_writes"]  # fmt: skip
         _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",

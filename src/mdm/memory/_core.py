@@ -65,6 +65,14 @@ I_L2_MISS = 5
 I_DRAM_BYTES = 6  # DRAM bytes the instruction's L2 accesses moved (fetches + write-backs)
 N_INST = 7
 
+# slots of the L1's wait sums (``mq_wait`` of ``cache_args``; core cycles, over the SMs):
+# why a blocking L1 held its port (Accel-Sim's ``l1d_fail_*`` reservation-fail causes)
+W_MISS_QUEUE = 0  # the miss queue was full (MISS_QUEUE_FULL)
+W_MSHR = 1  # no free MSHR entry (MSHR_ENRTY_FAIL)
+W_MERGE = 2  # the read's MSHR entry had no merge slot left (MSHR_MERGE_ENRTY_FAIL)
+W_ALLOC = 3  # every way of the set was reserved by a fill in flight (LINE_ALLOC_FAIL)
+N_WAITS = 4
+
 
 @njit(cache=True, inline="always")
 def n_bits(m: np.uint32) -> np.int64:
@@ -536,12 +544,12 @@ def miss_queue(
     holds the departure times of the SM's last ``entries`` requests, oldest at
     ``head[c]``: the request enters when that one has left, departs one cycle after the
     previous one at the earliest, and the L1 port waits until it has entered
-    (``wait[0]`` sums those waits)."""
+    (``wait[W_MISS_QUEUE]`` sums those waits)."""
     n = ring.shape[1]
     h = head[_u(c)]
     t_in = ring[_u(c), _u(h)] if ring[_u(c), _u(h)] > t else t
     if t_in > t:
-        wait[0] += t_in - t
+        wait[W_MISS_QUEUE] += t_in - t
         if t_in + port_step > l1_port[_u(c)]:
             l1_port[_u(c)] = t_in + port_step
     prev = ring[_u(c), _u(h - 1 if h > 0 else n - 1)] + 1.0
@@ -755,6 +763,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                                 n_hit += 1
                                 tf = l1_fill[_u(c), _u(s1), _u(w), _u(k)]
                                 if tf > t:  # blocking: the cache waits with it
+                                    mq_wait[W_MERGE] += tf - t
                                     if tf + port_step > l1_port[_u(c)]:
                                         l1_port[_u(c)] = tf + port_step
                                 else:
@@ -780,9 +789,11 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         t_eff = t
                         if mshr_ring[_u(c), _u(h)] > t_eff:
                             t_eff = mshr_ring[_u(c), _u(h)]
+                            mq_wait[W_MSHR] += t_eff - t
                         if w < 0 and not on_fill:
                             w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
                             if t_free > t_eff:
+                                mq_wait[W_ALLOC] += t_free - t_eff
                                 t_eff = t_free
                             set_tag(l1_tags, l1_ix, c, s1, w, line)
                             l1_valid[_u(c), _u(s1), _u(w)] = 0

@@ -45,6 +45,13 @@ Model (all choices the papers leave open are listed here):
   SM's miss queue, one per cycle (GPGPU-Sim ``baseline_cache::cycle``), and a request
   that finds its ``l1.miss_queue_entries`` entries taken holds the L1 until one leaves
   (``MISS_QUEUE_FULL``; ``l1_miss_queue_wait_cycles`` sums those waits over the SMs).
+  The other waits of the blocking L1 are summed by cause the same way, as Accel-Sim
+  counts its reservation fails: ``l1_mshr_wait_cycles`` (no free MSHR entry,
+  ``MSHR_ENRTY_FAIL``), ``l1_merge_wait_cycles`` (merge slots full,
+  ``MSHR_MERGE_ENRTY_FAIL``) and ``l1_alloc_wait_cycles`` (every way of the set
+  reserved, ``LINE_ALLOC_FAIL``): the cycles from the access's turn at the port to its
+  going ahead. A streaming L1 never fails a line allocation, and its merge-full reads
+  wait for their fill without holding the port.
   A miss queues at its L2 bank's port (FIFO in simulation order): the port serves one
   miss per :func:`_l2_port_cycles` (a reply of a line, or sector when sectored, at
   ``noc.sm_port_gbps``, one packet per interconnect cycle per port; with
@@ -547,7 +554,7 @@ def simulate_kernel(
     shape = (gpu.n_sm, l1c.sets, kernel_l1_ways(kernel, gpu, bps))  # adaptive carve-out
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
-    mq_wait = np.zeros(1, np.float64)
+    mq_wait = np.zeros(_core.N_WAITS, np.float64)  # the L1's waits by cause
     cargs = (
         kinds,
         reqs.req_ptr,
@@ -641,7 +648,10 @@ def simulate_kernel(
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
-    stats.l1_miss_queue_wait_cycles = int(round(mq_wait[0]))
+    stats.l1_miss_queue_wait_cycles = int(round(mq_wait[_core.W_MISS_QUEUE]))
+    stats.l1_mshr_wait_cycles = int(round(mq_wait[_core.W_MSHR]))
+    stats.l1_merge_wait_cycles = int(round(mq_wait[_core.W_MERGE]))
+    stats.l1_alloc_wait_cycles = int(round(mq_wait[_core.W_ALLOC]))
     stats.timeline_cycles = int(round(max(end - t_start, 0.0)))
     stats.per_pc = _per_pc(ki, perm, per_inst)
     if track_warps:

@@ -80,6 +80,11 @@ class KernelCacheStats:
     l2_blocked_cycles: int = 0
     # cycles the SMs' L1s waited for a free miss-queue entry (summed over SMs; core cycles)
     l1_miss_queue_wait_cycles: int = 0
+    # cycles they waited for a free MSHR entry, for a merge slot (the read's entry full)
+    # and for a way of the set not reserved by a fill in flight (summed over SMs)
+    l1_mshr_wait_cycles: int = 0
+    l1_merge_wait_cycles: int = 0
+    l1_alloc_wait_cycles: int = 0
     # the timed simulation's own clock from the kernel's start to its last block's end
     # (core cycles): a diagnostic of the simulation's timing, not a performance prediction
     # (its L2 ports serve requests in simulation order, so it runs long on memory-divergent
@@ -135,6 +140,9 @@ SCALAR_FIELDS = (
     "l2_merge_stalls",
     "l2_blocked_cycles",
     "l1_miss_queue_wait_cycles",
+    "l1_mshr_wait_cycles",
+    "l1_merge_wait_cycles",
+    "l1_alloc_wait_cycles",
     "timeline_cycles",
 )
 
