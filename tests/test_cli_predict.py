@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,3 +145,39 @@ def test_occupancy_reported_with_its_limiter() -> None:
         ["predict", "builtin:transpose?pad=1", "--gpu", "mdm_pascal", "--model", "mdm", "--json"],
     )
     assert json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["shared_bank_conflicts"] == {}
+
+
+def test_l1_blocking_reported_per_cause() -> None:
+    """Per kernel, the JSON gives the cache simulation's L1 waits by cause per active SM
+    (``mdm.pipeline.l1_blocking``), the table names the causes that occurred: with one
+    MSHR entry every miss of the stride kernel after the first waits for an entry, with
+    4,096 (more than its misses in flight) none does."""
+    from mdm.config.export import dumps_gpu
+    from mdm.config.load import load_gpu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import load_trace
+
+    spec = "builtin:stride?ctas=56"
+    out = {}
+    for entries in (1, 4096):
+        gpu = load_gpu("mdm_pascal").with_updates({"l1.mshr_entries": entries})
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "g.toml"
+            cfg.write_text(dumps_gpu(gpu))
+            r = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm", "--json"])
+            assert r.exit_code == 0, r.output
+            kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
+            table = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm"])
+        stats = simulate_app(load_trace(spec), gpu).kernels[0]
+        sms = kernel["occupancy"]["active_sms"]
+        assert kernel["l1_blocking"] == pytest.approx(
+            {
+                "miss_queue": stats.l1_miss_queue_wait_cycles / sms,
+                "mshr_entry": stats.l1_mshr_wait_cycles / sms,
+                "merge_slots": stats.l1_merge_wait_cycles / sms,
+                "line_allocation": stats.l1_alloc_wait_cycles / sms,
+            }
+        )
+        out[entries] = kernel["l1_blocking"]["mshr_entry"], table.output
+    assert out[1][0] > 0 and "mshr entry" in out[1][1]
+    assert out[4096][0] == 0 and "mshr entry" not in out[4096][1]

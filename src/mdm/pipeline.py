@@ -216,6 +216,9 @@ class AppPrediction:
             conflicts: list[dict[str, float] | None] = (
                 [_conflicts(i) for i in self.inputs] if have else [None] * len(preds)
             )
+            blocking: list[dict[str, float] | None] = (
+                [l1_blocking(i) for i in self.inputs] if have else [None] * len(preds)
+            )
             out["models"][model] = {
                 "cycles": float(t.cycles),
                 "ipc": float(t.ipc),
@@ -232,9 +235,10 @@ class AppPrediction:
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
                         "occupancy": o,
                         "shared_bank_conflicts": c,
+                        "l1_blocking": b,
                         "details": {k: float(v) for k, v in p.details.items()},
                     }
-                    for p, o, c in zip(preds, occ, conflicts, strict=True)
+                    for p, o, c, b in zip(preds, occ, conflicts, blocking, strict=True)
                 ],
             }
         return out
@@ -246,6 +250,16 @@ class AppPrediction:
             ", ".join(f"PC {pc}: {p:.3g} passes" for pc, p in _conflicts(i).items())
             for i in self.inputs
         ]
+
+    def blocking_text(self) -> list[str]:
+        """Per predicted kernel: why its L1s waited in the cache simulation, largest
+        cause first, e.g. ``"merge slots 26,726"`` (cycles per active SM; "none")."""
+        out = []
+        for i in self.inputs:
+            causes = sorted(l1_blocking(i).items(), key=lambda kv: -kv[1])
+            parts = [f"{c.replace('_', ' ')} {v:,.0f}" for c, v in causes if v >= 0.5]
+            out.append(", ".join(parts) or "none")
+        return out
 
     def occupancy_text(self) -> list[str]:
         """Per predicted kernel: ``"W warps/SM (B blocks), limited by X, N waves"``."""
@@ -265,6 +279,21 @@ def _conflicts(inp: KernelInput) -> dict[str, float]:
     """The representative warp's shared-memory PCs with bank conflicts (more than one
     pass per execution): ``{"0x1e0": 32.0}``."""
     return {f"{pc:#x}": p for pc, p in sorted(inp.shared_bank_passes.items()) if p > 1}
+
+
+def l1_blocking(inp: KernelInput) -> dict[str, float]:
+    """Cycles a kernel's blocking L1 waited in the cache simulation, per active SM, by
+    cause (Accel-Sim's reservation fails): ``miss_queue`` full, no free ``mshr_entry``,
+    the read's MSHR entry out of ``merge_slots``, every way of the set reserved
+    (``line_allocation``)."""
+    c = inp.cache
+    sms = max(inp.active_sms, 1)
+    return {
+        "miss_queue": c.l1_miss_queue_wait_cycles / sms,
+        "mshr_entry": c.l1_mshr_wait_cycles / sms,
+        "merge_slots": c.l1_merge_wait_cycles / sms,
+        "line_allocation": c.l1_alloc_wait_cycles / sms,
+    }
 
 
 def _s(n: float) -> str:

@@ -50,12 +50,15 @@ def _table(pred: Any) -> None:
         r["kernel"] for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"
     ]
     if len(occ) == len(kernels):
-        o = Table(title="occupancy (per SM, first wave) and shared-memory bank conflicts")
+        o = Table(title="occupancy (per SM, first wave), shared-memory bank conflicts, L1 blocking")
         o.add_column("kernel")
         o.add_column("resident warps, limiter, waves")
         o.add_column("bank conflicts (representative warp)")
-        for name, text, conf in zip(kernels, occ, pred.conflict_text(), strict=True):
-            o.add_row(short_name(name), text, conf or "none")
+        o.add_column("L1 blocked by (cycles per SM, cache simulation)")
+        for name, text, conf, blk in zip(
+            kernels, occ, pred.conflict_text(), pred.blocking_text(), strict=True
+        ):
+            o.add_row(short_name(name), text, conf or "none", blk)
         print_table(o)
 
 
