@@ -654,7 +654,8 @@ def test_l1_waits_are_summed_by_cause() -> None:
     * one MSHR entry, lines 1 and 2 in one load: the second miss, at 0.25, waits for
       the first fill at 100 -> 99.75 cycles without an MSHR entry;
     * a merge limit of 2 (the miss and one pending hit), three loads of one line at 0,
-      0.25 and 0.5: the third waits for the fill -> 99.5 cycles without a merge slot;
+      0.25 and 0.5: the third waits for the fill -> 99.5 cycles without a merge slot,
+      and is then a hit (1 miss, 1 pending hit, 1 hit), in the streaming L1 too;
     * five lines of one 4-way set (8 sets, linear index) in one load: the fifth, at 1.0,
       finds every way reserved until the first fill -> 99 cycles.
 
@@ -668,6 +669,12 @@ def test_l1_waits_are_summed_by_cause() -> None:
     cases = [
         ({"l1.mshr_entries": 1}, [(LD, [128] * 16 + [256] * 16, 4)], "l1_mshr_wait_cycles", 100),
         ({"l1.mshr_max_merge": 2}, [(LD, [128] * 32, 4)] * 3, "l1_merge_wait_cycles", 100),
+        (  # the streaming L1 (allocate on fill) refuses the same merge
+            {"l1.mshr_max_merge": 2, "l1.allocate_on": "fill"},
+            [(LD, [128] * 32, 4)] * 3,
+            "l1_merge_wait_cycles",
+            100,
+        ),
         ({}, [(LD, [1024 * (i % 5) for i in range(32)], 4)], "l1_alloc_wait_cycles", 99),
     ]
     causes = (
@@ -681,6 +688,8 @@ def test_l1_waits_are_summed_by_cause() -> None:
         assert g.l1.set_index == "linear" and g.l1.ways == 4
         s = simulate_kernel(make_kernel(insts), g, blocks_per_sm=1)
         assert {c: getattr(s, c) for c in causes} == {c: want if c == cause else 0 for c in causes}
+        if cause == "l1_merge_wait_cycles":
+            assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 1, 1)
         # without the limit the access never waits
         relaxed = {"l1.mshr_entries": 64, "l1.mshr_max_merge": 8, "l1.ways": 8}
         s = simulate_kernel(make_kernel(insts), g.with_updates(relaxed), blocks_per_sm=1)

@@ -429,7 +429,7 @@ def _stream_slow(
             out.append("miss")
             if len(pending) == cap:  # table full: the earliest fill completes first
                 apply_until(np.inf, limit=1)
-            pending[(line, k)] = [t + lat, 0, seq]
+            pending[(line, k)] = [t + lat, 1, seq]  # the entry holds the miss itself
             seq += 1
     apply_until(np.inf)
     return out, {(s, x) for s in range(sets) for x in cache[s]}

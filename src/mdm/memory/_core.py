@@ -780,6 +780,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                                     n_pend += 1
                                 else:  # merge slots full: waits for the fill, then hits
                                     n_hit += 1
+                                    if tf > t:  # blocking, as the allocate-on-miss L1
+                                        mq_wait[W_MERGE] += tf - t
+                                        if tf + port_step > l1_port[_u(c)]:
+                                            l1_port[_u(c)] = tf + port_step
                                 if tf > done_j:
                                     done_j = tf
                                 continue

@@ -50,8 +50,7 @@ Model (all choices the papers leave open are listed here):
   ``MSHR_ENRTY_FAIL``), ``l1_merge_wait_cycles`` (merge slots full,
   ``MSHR_MERGE_ENRTY_FAIL``) and ``l1_alloc_wait_cycles`` (every way of the set
   reserved, ``LINE_ALLOC_FAIL``): the cycles from the access's turn at the port to its
-  going ahead. A streaming L1 never fails a line allocation, and its merge-full reads
-  wait for their fill without holding the port.
+  going ahead. A streaming L1 never fails a line allocation.
   A miss queues at its L2 bank's port (FIFO in simulation order): the port serves one
   miss per :func:`_l2_port_cycles` (a reply of a line, or sector when sectored, at
   ``noc.sm_port_gbps``, one packet per interconnect cycle per port; with

@@ -5,8 +5,11 @@ or line when not sectored) recorded in a per-SM table of pending fills; the line
 allocated -- LRU victim chosen, sector made valid -- when the fill returns. So there
 is no reservation and no ``LINE_ALLOC_FAIL``: a set whose every way has a fill in flight
 never stalls a miss. A read to a sector with a fill in flight merges into its entry (a
-pending hit) up to ``l1.mshr_max_merge`` requests; beyond that it waits for the fill and
-counts as a hit (the rule of the allocate-on-miss L1). A line's sectors are therefore
+pending hit) up to ``l1.mshr_max_merge`` requests, the miss included (``pend[c, i, 3]``
+starts at 1, as GPGPU-Sim's ``mshr_table`` list starts with the miss); beyond that it
+waits for the fill, holding the SM's L1 port (a reservation fail), and counts as a hit:
+the rule of the allocate-on-miss L1. Until 2026-11-26 the entry started at 0 (one
+pending hit more) and the refused read did not hold the port. A line's sectors are therefore
 valid only once filled, and the per-sector fill times and merge counts that the
 allocate-on-miss L1 keeps with its lines (``l1_fill``, ``l1_merges``) are neither read
 nor written: a valid sector is a hit at once.
@@ -304,7 +307,7 @@ def add(
     pend[_u(c), _u(i), 0] = line
     pend[_u(c), _u(i), 1] = s
     pend[_u(c), _u(i), 2] = k
-    pend[_u(c), _u(i), 3] = 0
+    pend[_u(c), _u(i), 3] = 1  # the entry's list holds the miss itself (mshr_table)
     pend[_u(c), _u(i), 4] = seq
     pend_t[_u(c), _u(i)] = tf
     _heap_push(pend, pend_t, pend_n, c, i, heap, n)
