@@ -7,9 +7,12 @@ import math
 import warnings
 from pathlib import Path
 
+import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 import mdm.memory
+import mdm.traces
 from mdm.cli.main import app
 from mdm.explore.validate import load_results, validate
 
@@ -44,6 +47,26 @@ def test_validate_real_pipeline_shares_cache_sims(
         assert math.isfinite(s["mean_abs_error_md"]) and math.isfinite(s["mean_abs_error_nmd"])
     # the model sees the same instructions as the simulator
     assert (res.runs["warp_insts_model"] == res.runs["warp_insts"]).all()
+    # every row carries its run's cache-simulation miss rates; the summary compares them
+    # with the reference's (as benchmarks/compare_cachesim_reference.py does)
+    diffs = {"l1": [], "l2": []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rid, rec in table.iterrows():
+            gpu = import_accelsim(
+                reference_dir / "configs" / rec["arch"] / "gpgpusim.config", rec["extra_options"]
+            )
+            trace = mdm.traces.open_trace(reference_dir / "traces" / rec["isa"] / rec["workload"])
+            tot = mdm.memory.simulate_app(trace, gpu).total()
+            rows = res.runs[res.runs["run_id"] == rid]
+            assert (rows["cachesim_l1_miss_rate"] == tot.l1_miss_rate).all()
+            assert (rows["cachesim_l2_miss_rate"] == tot.l2_miss_rate).all()
+            diffs["l1"].append(abs(tot.l1_miss_rate - rec["l1d_rd_miss_rate"]))
+            diffs["l2"].append(abs(tot.l2_miss_rate - rec["l2_miss_rate"]))
+    cache = res.summary["cache_simulation"]
+    assert cache["runs"] == len(RUNS)
+    assert cache["mean_abs_l1_miss_rate_difference"] == pytest.approx(np.mean(diffs["l1"]))
+    assert cache["max_abs_l2_miss_rate_difference"] == pytest.approx(max(diffs["l2"]))
 
 
 def test_validate_cli_json_and_report(reference_dir: Path, tmp_path: Path) -> None:

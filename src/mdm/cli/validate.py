@@ -68,6 +68,20 @@ def validate(
                     f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (per class: {parts}; "
                     f"per gpu: {gpus})"
                 )
+        cache = res.summary.get("cache_simulation")
+        if cache:
+            parts = [
+                f"{lvl} {cache[k]:.4f}"
+                for lvl, k in (
+                    ("L1", "mean_abs_l1_miss_rate_difference"),
+                    ("L2", "mean_abs_l2_miss_rate_difference"),
+                )
+                if k in cache
+            ]
+            typer.echo(
+                f"cache simulation vs reference ({cache['runs']} runs), mean |miss rate "
+                f"difference|: {', '.join(parts)}"
+            )
         skipped = res.summary["skipped"]
         typer.echo(f"{res.summary['runs']} runs predicted, {len(skipped)} skipped")
         for reason in sorted(set(skipped.values())):

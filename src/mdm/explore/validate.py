@@ -132,9 +132,33 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
         except MdmError as exc:  # e.g. a configuration the cache simulator does not model
             rows.append({"run_id": run_id, "skip_reason": str(exc)})
             continue
+        cache = cachesim_columns(pred)
         for r in pred.to_rows():
-            rows.append({"run_id": run_id, **r})
+            rows.append({"run_id": run_id, **r, **cache})
     return rows
+
+
+#: The cache simulation's totals in every prediction row of a run, and the reference
+#: columns (results.csv) they are compared with in the summary's ``cache_simulation``
+CACHESIM_COLUMNS = {
+    "cachesim_l1_miss_rate": "l1d_rd_miss_rate",
+    "cachesim_l2_miss_rate": "l2_miss_rate",
+}
+
+
+def cachesim_columns(pred: Any) -> dict[str, float]:
+    """A run's cache-simulation miss rates over all its kernels (L1 global reads, as
+    Accel-Sim's ``l1d_rd_miss_rate``; all L2 accesses, as its ``l2_miss_rate``), from
+    the prediction's kernel inputs (``{}`` without them)."""
+    stats = [i.cache for i in getattr(pred, "inputs", [])]
+    if not stats:
+        return {}
+    rd = sum(k.l1_read_accesses for k in stats)
+    l2 = sum(k.l2_accesses for k in stats)
+    return {
+        "cachesim_l1_miss_rate": sum(k.l1_read_misses for k in stats) / rd if rd else math.nan,
+        "cachesim_l2_miss_rate": sum(k.l2_misses for k in stats) / l2 if l2 else math.nan,
+    }
 
 
 def _import_run(be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str) -> Any:
@@ -167,7 +191,8 @@ def _run_task_streamed(task: RunTask, be: dict[str, Callable[..., Any]], path: P
                 rows_of[run_id] = [{"run_id": run_id, "skip_reason": str(exc)}]
             continue
         for (run_id, _), pred in zip(members, preds, strict=True):
-            rows_of[run_id] = [{"run_id": run_id, **r} for r in pred.to_rows()]
+            cache = cachesim_columns(pred)
+            rows_of[run_id] = [{"run_id": run_id, **r, **cache} for r in pred.to_rows()]
     return [r for run_id, _, _ in task.runs for r in rows_of[run_id]]
 
 
@@ -384,4 +409,23 @@ def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> di
             d = res["models"][model]
             d["mean_abs_error_by_class"] = {c: _mean(x["abs_error"]) for c, x in g.groupby("class")}
             d["mean_abs_error_by_gpu"] = dict(d["mean_abs_error_by_arch"])
+    cache = _cachesim_summary(runs)
+    if cache:
+        res["cache_simulation"] = cache
     return res
+
+
+def _cachesim_summary(runs: pd.DataFrame) -> dict[str, Any]:
+    """Mean |cache-simulation miss rate - reference's| over the runs that have both
+    (one row per run), to tell a model's error from its inputs' (``{}`` when none)."""
+    out: dict[str, Any] = {}
+    one = runs.drop_duplicates("run_id")
+    for ours, ref in CACHESIM_COLUMNS.items():
+        if ours in one.columns and ref in one.columns:
+            d = (one[ours] - one[ref]).abs().dropna()
+            if len(d):
+                key = ours.removeprefix("cachesim_")
+                out[f"mean_abs_{key}_difference"] = float(d.mean())
+                out[f"max_abs_{key}_difference"] = float(d.max())
+                out["runs"] = max(int(out.get("runs", 0)), len(d))
+    return out
