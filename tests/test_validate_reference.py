@@ -94,6 +94,8 @@ def test_validate_cli_json_and_report(reference_dir: Path, tmp_path: Path) -> No
     }
     assert (tmp_path / "report.html").exists()
     assert (tmp_path / "figures" / "fig5_mdm_pascal.svg").exists()
+    assert out["cache_simulation"]["runs"] == 2
+    assert "Cache simulation against the reference" in (tmp_path / "report.html").read_text()
 
 
 def test_validate_streams_a_large_trace_with_the_same_errors(

@@ -112,6 +112,21 @@ def validation_report(res: Any, out: str | Path) -> Path:
     sections.append(Section("Spearman rank correlation of sweep trends", tables=[res.spearman]))
     cols = [c for c in ["run_id", "class", "model", "ipc_sim", "ipc_model", "error"] if c in runs]
     sections.append(Section("Per run", tables=[runs[cols]]))
+    cache = res.summary.get("cache_simulation")
+    pairs = [
+        ("cachesim_l1_miss_rate", "l1d_rd_miss_rate"),
+        ("cachesim_l2_miss_rate", "l2_miss_rate"),
+    ]
+    ccols = [c for pair in pairs for c in pair if c in runs]
+    if cache and ccols:
+        per_run = runs.drop_duplicates("run_id")[["run_id", *ccols]]
+        sections.append(
+            Section(
+                "Cache simulation against the reference",
+                tables=[pd.DataFrame([cache]), per_run],
+                text="the model inputs' miss rates (cachesim_*) beside the reference's, per run",
+            )
+        )
     return write_page(out / "report.html", "mdm validation", sections)
 
 
