@@ -70,6 +70,9 @@ def test_per_pc_rows_add_up_to_the_kernel() -> None:
         assert total("l2_misses") == row["l2_misses"]
         atom = load_gpu("mdm_pascal").dram.atom_bytes
         assert total("dram_bytes") == (row["dram_reads"] + row["dram_writes"]) * atom
+        # the PCs' L1 waits are the kernel's, each execution's rounded to a whole cycle
+        assert row["l1_blocked_cycles"] > 0
+        assert abs(total("l1_wait_cycles") - row["l1_blocked_cycles"]) <= inst.shape[0] / 2 + 2
         for p in pcs:  # the opcode is the trace's at that PC; the rates are the counts'
             i = inst[kernel.pc[inst] == p["pc"]][0]
             assert p["opcode"] == kernel.opcodes[kernel.opcode[i]]

@@ -690,6 +690,9 @@ def test_l1_waits_are_summed_by_cause() -> None:
         assert {c: getattr(s, c) for c in causes} == {c: want if c == cause else 0 for c in causes}
         if cause == "l1_merge_wait_cycles":
             assert (s.l1_read_misses, s.l1_read_pending_hits, s.l1_read_hits) == (1, 1, 1)
+        # per PC: the waiting instruction is the last one
+        assert s.per_pc is not None and s.per_pc.l1_wait_cycles is not None
+        assert s.per_pc.l1_wait_cycles.tolist() == [0] * (len(insts) - 1) + [want]
         # without the limit the access never waits
         relaxed = {"l1.mshr_entries": 64, "l1.mshr_max_merge": 8, "l1.ways": 8}
         s = simulate_kernel(make_kernel(insts), g.with_updates(relaxed), blocks_per_sm=1)

@@ -97,6 +97,7 @@ _HEAD = {
     "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
     "l1_read_pending_hits": "L1 pending", "l2_pending_hits": "L2 pending",
     "l2_blocked_cycles": "L2 blocked", "l1_blocked_cycles": "L1 blocked",
+    "l1_wait_cycles": "L1 blocked",
 }  # fmt: skip
 
 
@@ -178,7 +179,8 @@ def cachesim(
                 "dram_reads", "dram_writes"]  # fmt: skip
         _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
-                   "l1_miss_rate", "l2_accesses", "l2_miss_rate", "dram_bytes"]  # fmt: skip
+                   "l1_miss_rate", "l1_wait_cycles", "l2_accesses", "l2_miss_rate",
+                   "dram_bytes"]  # fmt: skip
         w_cols = ["index", "pc", "opcode", "requests", "l1_misses", "l1_pending_hits",
                   "l2_misses", "dram_bytes"]  # fmt: skip
         for row in rows:

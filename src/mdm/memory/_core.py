@@ -63,7 +63,8 @@ I_L1_MISS = 3
 I_L2_ACC = 4
 I_L2_MISS = 5
 I_DRAM_BYTES = 6  # DRAM bytes the instruction's L2 accesses moved (fetches + write-backs)
-N_INST = 7
+I_L1_WAIT = 7  # cycles its accesses held the blocking L1 waiting (all causes, rounded)
+N_INST = 8
 
 # slots of the L1's wait sums (``mq_wait`` of ``cache_args``; core cycles, over the SMs):
 # why a blocking L1 held its port (Accel-Sim's ``l1d_fail_*`` reservation-fail causes)
@@ -685,6 +686,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             n_l2rd = 0
             n_l2rdm = 0
             n_dram = 0  # DRAM bytes moved
+            w0 = mq_wait[0] + mq_wait[1] + mq_wait[2] + mq_wait[3]  # the L1's waits so far
             for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
                 t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
                 l1_port[_u(c)] = t + port_step
@@ -886,6 +888,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             per_inst[_u(j), I_L2_ACC] += n_l2
             per_inst[_u(j), I_L2_MISS] += n_l2m
             per_inst[_u(j), I_DRAM_BYTES] += n_dram
+            per_inst[_u(j), I_L1_WAIT] += np.int32(
+                mq_wait[0] + mq_wait[1] + mq_wait[2] + mq_wait[3] - w0 + 0.5
+            )
 
     return run_kernel
 

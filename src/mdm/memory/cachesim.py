@@ -687,6 +687,7 @@ def _per_pc(ki: _KernelInputs, perm: np.ndarray, per_inst: np.ndarray) -> PCStat
         l2_accesses=sums[:, _core.I_L2_ACC],
         l2_misses=sums[:, _core.I_L2_MISS],
         dram_bytes=sums[:, _core.I_DRAM_BYTES],
+        l1_wait_cycles=sums[:, _core.I_L1_WAIT],
     )
 
 

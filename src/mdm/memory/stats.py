@@ -38,6 +38,10 @@ class PCStats:
     # int64[p]: DRAM bytes moved by the PC's L2 accesses (fetches, and write-backs of the
     # dirty lines they evict); None when not simulated (then eq. 8's LLC miss ratio)
     dram_bytes: np.ndarray | None = None
+    # int64[p]: cycles the PC's accesses held the blocking L1 waiting (miss queue, MSHR
+    # entry, merge slot, line allocation; each execution's waits rounded); None when not
+    # simulated
+    l1_wait_cycles: np.ndarray | None = None
 
     def index(self, pc: int) -> int:
         i = int(np.searchsorted(self.pc, pc))
@@ -161,7 +165,8 @@ def pc_rows(stats: KernelCacheStats, kernel: KernelTrace) -> list[dict[str, obje
     """One row per static global memory instruction of ``stats.per_pc`` (ascending PC):
     its opcode (from ``kernel``, the trace simulated), executions, L1 and L2 counters and
     miss rates (misses / accesses; an L1 write is a miss, as in the kernel's counters),
-    DRAM bytes its accesses moved. Plain Python values, ready for JSON or a DataFrame."""
+    DRAM bytes its accesses moved, cycles they held the L1 waiting. Plain Python values,
+    ready for JSON or a DataFrame."""
     p = stats.per_pc
     if p is None:
         return []
@@ -185,6 +190,7 @@ def pc_rows(stats: KernelCacheStats, kernel: KernelTrace) -> list[dict[str, obje
                 "l2_misses": int(p.l2_misses[i]),
                 "l2_miss_rate": _rate(int(p.l2_misses[i]), l2),
                 "dram_bytes": None if p.dram_bytes is None else int(p.dram_bytes[i]),
+                "l1_wait_cycles": None if p.l1_wait_cycles is None else int(p.l1_wait_cycles[i]),
             }
         )
     return rows
