@@ -9,10 +9,11 @@ the log's ``L2_cache_stats_fail_breakdown[GLOBAL_ACC_R][MSHR_MERGE_ENRTY_FAIL]``
 cycles of reads whose L2 MSHR entry had no merge slot, from ``logs/<run_id>.json``;
 both over the L2 banks), the L1's blocked cycles by cause (our ``l1_*_wait_cycles``
 against the ``l1d_fail_*`` retry cycles: miss queue full, no MSHR entry, merge slots
-full, every way reserved; both summed over the SMs), and the simulation's own clock (``timeline_cycles``, summed
-over the kernels) against ``gpu_tot_sim_cycle`` (a check of the simulation's timing:
-its relative difference is the clock's drift), ours / reference / relative difference;
-then the mean absolute differences.
+full, every way reserved; both summed over the SMs), and the simulation's own clock
+(``timeline_cycles``, summed over the kernels) against ``gpu_tot_sim_cycle`` (a check
+of the simulation's timing: its relative difference is the clock's drift), ours /
+reference / relative difference; then the mean absolute differences, and in how many
+runs ours and Accel-Sim's agree on each L1 blocking cause and on the main one.
 Figures only, no assertions. Usage::
 
     python benchmarks/compare_cachesim_reference.py [--reference ../shared/reference]

@@ -175,8 +175,8 @@ def cachesim(
         # reads (summed over the banks); L1 blocked: cycles the SMs' blocking L1s waited
         # (miss queue, MSHR entry, merge slot, line allocation; summed over the SMs)
         cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
-                "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits", "l2_blocked_cycles",
-                "dram_reads", "dram_writes"]  # fmt: skip
+                "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits",
+                "l2_blocked_cycles", "dram_reads", "dram_writes"]  # fmt: skip
         _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
                    "l1_miss_rate", "l1_wait_cycles", "l2_accesses", "l2_miss_rate",

@@ -9,10 +9,10 @@ pending hit) up to ``l1.mshr_max_merge`` requests, the miss included (``pend[c, 
 starts at 1, as GPGPU-Sim's ``mshr_table`` list starts with the miss); beyond that it
 waits for the fill, holding the SM's L1 port (a reservation fail), and counts as a hit:
 the rule of the allocate-on-miss L1. Until 2026-11-26 the entry started at 0 (one
-pending hit more) and the refused read did not hold the port. A line's sectors are therefore
-valid only once filled, and the per-sector fill times and merge counts that the
-allocate-on-miss L1 keeps with its lines (``l1_fill``, ``l1_merges``) are neither read
-nor written: a valid sector is a hit at once.
+pending hit more) and the refused read did not hold the port. A line's sectors are
+therefore valid only once filled, and the per-sector fill times and merge counts that
+the allocate-on-miss L1 keeps with its lines (``l1_fill``, ``l1_merges``) are neither
+read nor written: a valid sector is a hit at once.
 
 Table of SM ``c`` (``P`` entries in stable slots): ``pend[c, i] = (line, set, sector,
 merges, seq, bucket)`` and ``pend_t[c, i]`` = fill time (core cycles) of slot ``i``;

@@ -112,12 +112,10 @@ def validation_report(res: Any, out: str | Path) -> Path:
     sections.append(Section("Spearman rank correlation of sweep trends", tables=[res.spearman]))
     cols = [c for c in ["run_id", "class", "model", "ipc_sim", "ipc_model", "error"] if c in runs]
     sections.append(Section("Per run", tables=[runs[cols]]))
+    from mdm.explore.validate import CACHESIM_COLUMNS
+
     cache = res.summary.get("cache_simulation")
-    pairs = [
-        ("cachesim_l1_miss_rate", "l1d_rd_miss_rate"),
-        ("cachesim_l2_miss_rate", "l2_miss_rate"),
-    ]
-    ccols = [c for pair in pairs for c in pair if c in runs]
+    ccols = [c for pair in CACHESIM_COLUMNS.items() for c in pair if c in runs]
     if cache and ccols:
         per_run = runs.drop_duplicates("run_id")[["run_id", *ccols]]
         sections.append(
