@@ -39,10 +39,7 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
         "l1_mshr_wait_cycles": k.l1_mshr_wait_cycles,
         "l1_merge_wait_cycles": k.l1_merge_wait_cycles,
         "l1_alloc_wait_cycles": k.l1_alloc_wait_cycles,
-        "l1_blocked_cycles": k.l1_miss_queue_wait_cycles
-        + k.l1_mshr_wait_cycles
-        + k.l1_merge_wait_cycles
-        + k.l1_alloc_wait_cycles,
+        "l1_blocked_cycles": k.l1_blocked_cycles,
         "l2_merge_stalls": k.l2_merge_stalls,
         "l2_blocked_cycles": k.l2_blocked_cycles,
     }

@@ -150,14 +150,15 @@ def cachesim_columns(pred: Any) -> dict[str, float]:
     """A run's cache-simulation miss rates over all its kernels (L1 global reads, as
     Accel-Sim's ``l1d_rd_miss_rate``; all L2 accesses, as its ``l2_miss_rate``), from
     the prediction's kernel inputs (``{}`` without them)."""
+    from mdm.memory.stats import CacheSimResult
+
     stats = [i.cache for i in getattr(pred, "inputs", [])]
     if not stats:
         return {}
-    rd = sum(k.l1_read_accesses for k in stats)
-    l2 = sum(k.l2_accesses for k in stats)
+    tot = CacheSimResult(config_name="", kernels=stats).total()
     return {
-        "cachesim_l1_miss_rate": sum(k.l1_read_misses for k in stats) / rd if rd else math.nan,
-        "cachesim_l2_miss_rate": sum(k.l2_misses for k in stats) / l2 if l2 else math.nan,
+        "cachesim_l1_miss_rate": tot.l1_miss_rate if tot.l1_read_accesses else math.nan,
+        "cachesim_l2_miss_rate": tot.l2_miss_rate if tot.l2_accesses else math.nan,
     }
 
 

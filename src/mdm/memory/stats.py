@@ -104,6 +104,16 @@ class KernelCacheStats:
         return self.l1_read_misses / self.l1_read_accesses if self.l1_read_accesses else 0.0
 
     @property
+    def l1_blocked_cycles(self) -> int:
+        """Cycles the SMs' blocking L1s waited, all causes (summed over SMs)."""
+        return (
+            self.l1_miss_queue_wait_cycles
+            + self.l1_mshr_wait_cycles
+            + self.l1_merge_wait_cycles
+            + self.l1_alloc_wait_cycles
+        )
+
+    @property
     def l2_miss_rate(self) -> float:
         return self.l2_misses / self.l2_accesses if self.l2_accesses else 0.0
 
