@@ -25,6 +25,7 @@ from mdm.models.mdm import (
     kernel_end_drain,
     mdm_extra_batches,
     mdm_queue_stalls,
+    merge_blocked,
     noc_saturated,
     pipelined_extra_batches,
 )
@@ -405,6 +406,41 @@ def test_mdm_pipelined_adds_the_mean_l2_bank_blocking() -> None:
     assert get_model("mdm").predict_kernel(blocked).cycles == pytest.approx(
         get_model("mdm").predict_kernel(base).cycles
     )
+
+
+def test_mdm_pipelined_merge_limit_by_hand() -> None:
+    """Under GTO, an interval whose warp reads one L1 entry more than ``mshr_max_merge``
+    times blocks the L1 with ``schedulers x M^Read`` misses in flight: eqs. (2), (3), (6)
+    take that for ``#MSHRs``. Here 1 scheduler, M^Read = [1, 3], W = 2, 4 MSHRs."""
+    import dataclasses
+
+    def inp(gpu: GPUConfig, entry_reads: list[float] | None):
+        prof = IntervalProfile.from_lists([10, 5], [300, 100], [1, 3], [0, 1], [0.5, 0.25])
+        if entry_reads is not None:
+            prof = dataclasses.replace(prof, entry_reads=np.array(entry_reads, float))
+        return kernel_input_from_profile(gpu, prof, warps_per_sm=2, active_sms=2)
+
+    def cycles(model: str, gpu: GPUConfig, entry_reads: list[float] | None) -> float:
+        return get_model(model).predict_kernel(inp(gpu, entry_reads)).cycles
+
+    over = [0.0, 9.0]  # interval 1 reads an entry 9 times; GPU.l1.mshr_max_merge = 8
+    assert GPU.l1.mshr_max_merge == 8 and GPU.sm.scheduler_policy == "gto"
+    mi, blocked = merge_blocked(inp(GPU, over), memory_inputs(inp(GPU, over), 2, 2))
+    assert blocked.tolist() == [False, True]
+    assert np.asarray(mi.mshrs).tolist() == [4, 3]  # min(4, 1 x 3) in interval 1
+    assert mi.md.tolist() == [False, True]  # R = 6 > 3 (it was > 4 already)
+    assert mi.m.tolist() == [2, 3 + 2]  # eq. (3): min(6, 3) + 1 x 2
+    assert pipelined_extra_batches(mi).tolist() == [0, 1.0]  # 6 / 3 - 1 (6 / 4 - 1 = 0.5)
+    # the same prediction as a GPU with 3 MSHRs (interval 0: R = 2 is NMD with either)
+    three = GPUConfig.model_validate({**CFG, "l1": {**CFG["l1"], "mshr_entries": 3}})
+    with_limit = cycles("mdm-pipelined", GPU, over)
+    assert with_limit == pytest.approx(cycles("mdm-pipelined", three, None))
+    assert with_limit > cycles("mdm-pipelined", GPU, None)
+    # unchanged: at the limit, under loose round robin, and for the paper's MDM
+    assert cycles("mdm-pipelined", GPU, [0.0, 8.0]) == cycles("mdm-pipelined", GPU, None)
+    lrr = GPU.with_updates({"sm.scheduler_policy": "lrr"})
+    assert cycles("mdm-pipelined", lrr, over) == cycles("mdm-pipelined", lrr, None)
+    assert cycles("mdm", GPU, over) == cycles("mdm", GPU, None)
 
 
 def test_roofline_and_mwp_cwp_issue_at_the_execution_units_rate() -> None:

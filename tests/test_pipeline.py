@@ -283,3 +283,47 @@ def test_shared_bank_conflicts_slow_the_unpadded_transpose() -> None:
         assert s0["ldst"] == max(s0.values()) and s0["ldst"] > 10 * s1["ldst"], m
         assert s0["base"] == pytest.approx(s1["base"]), m
     assert pred[0].cycles("roofline") == pytest.approx(pred[1].cycles("roofline"))
+
+
+def test_merge_limit_on_the_reference_kmeans(reference_dir) -> None:  # noqa: ANN001
+    """kmeans reads each point's 16 features with 16 loads, so on mdm_pascal (GTO, 128 B
+    entries, 8 merges) a warp reads its 16 lines 16 times an interval: MDM-Pipelined's
+    merge-limit step applies there and nowhere in gather, and its kmeans predictions at
+    the baseline and the L1-MSHR sweep points move closer to Accel-Sim's cycles."""
+    import dataclasses
+    import warnings
+
+    import pandas as pd
+
+    from mdm.config.accelsim import import_accelsim
+    from mdm.memory import simulate_app
+    from mdm.models.base import get_model
+    from mdm.pipeline import kernel_input
+    from mdm.traces import open_trace
+
+    res = pd.read_csv(reference_dir / "results.csv", keep_default_na=False)
+    cfg = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    model = get_model("mdm-pipelined")
+    moved = 0
+    for wl in ("kmeans", "gather"):
+        p = prepare(open_trace(reference_dir / "traces" / "sm61" / wl))
+        runs = res[(res["workload"] == wl) & (res["arch"] == "mdm_pascal")]
+        runs = runs[runs["sweep_param"].isin(["baseline", "l1_mshr"])]
+        assert len(runs) == 4
+        for row in runs.itertuples():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g = import_accelsim(cfg, row.extra_options)
+            inp = kernel_input(p.kernels[0], g, simulate_app(p.app, g).kernels[0])
+            prof = inp.profile
+            off = dataclasses.replace(inp, profile=dataclasses.replace(prof, entry_reads=None))
+            c_on = model.predict_kernel(inp).cycles
+            c_off = model.predict_kernel(off).cycles
+            if wl == "gather":
+                assert (prof.entry_reads <= g.l1.mshr_max_merge).all() and c_on == c_off
+                continue
+            assert (prof.entry_reads > g.l1.mshr_max_merge).any()
+            sim = float(row.gpu_tot_sim_cycle)
+            assert abs(c_on - sim) <= abs(c_off - sim), row.run_id
+            moved += c_on != c_off
+    assert moved >= 2  # the baseline's 128 and the sweep's 256 MSHRs (32 and 64: equal)

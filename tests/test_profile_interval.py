@@ -641,3 +641,67 @@ def test_shared_bank_passes_per_pc() -> None:
     assert shared_bank_passes(k2, 0, (32, 1, False)) == {0: 1.0}
     assert shared_bank_passes(k2, 1, (32, 1, False)) == {0: 2.0}
     assert shared_bank_passes(kernel_from_warps([[(C.INT, [1], [0])]]), 0, (32, 1, False)) == {}
+
+
+# The first load misses lines 0 and 1 (128 B); nine more read line 0 (its sector 2,
+# bytes 64-95) before the dependent INT ends the interval; one more load reads line 0
+# in the second interval.
+ENTRY_WARP = [
+    (C.LD_GLOBAL, [1], [], [0, 4, 128]),  # two lanes in line 0: one request
+    *[(C.LD_GLOBAL, [2 + i], [], [64]) for i in range(9)],
+    (C.INT, [20], [1]),  # waits for r1: interval 1
+    (C.LD_GLOBAL, [11], [], [0]),
+    (C.INT, [21], [11]),  # interval 2
+]
+
+
+def _entry_warp_mem(first_misses: int) -> WarpMemTrace:
+    n = len(ENTRY_WARP)
+    req = np.array([2, *[1] * 9, 0, 1, 0], np.int32)
+    miss = np.array([first_misses, *[0] * 9, 0, 1, 0], np.int32)
+    zeros = np.zeros(n, np.int32)
+    return WarpMemTrace(
+        warp=0, requests=req, l1_misses=miss, l1_pending_hits=zeros, l2_misses=zeros
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry_bytes", "first_misses", "want"),
+    [
+        (128, 2, [10, 1, 0]),  # line 0: the first load, then nine; line 1 once
+        (32, 2, [1, 1, 0]),  # sector 0 once; sector 2's first read (inst 1) hits
+        (128, 1, [0, 1, 0]),  # the first load's requests miss half the time: not counted
+    ],
+)
+def test_entry_reads_golden(entry_bytes: int, first_misses: int, want: list[int]) -> None:
+    """The most reads of one L1 entry per interval, counting only entries whose first
+    read in the interval misses (worked by hand; a tracked warp's own miss counts)."""
+    k = kernel_from_warps([ENTRY_WARP])
+    wm = _entry_warp_mem(first_misses)
+    p = interval_profile(
+        k, 0, lat_table(), warp_mem=wm, merge_threshold=0, l1_entry_bytes=entry_bytes
+    )
+    assert p.n_insts.tolist() == [10, 2, 1]
+    assert p.entry_reads.tolist() == want
+    assert interval_profile(k, 0, lat_table(), warp_mem=wm, merge_threshold=0).entry_reads is None
+
+
+def test_entry_reads_from_pc_statistics() -> None:
+    """Without a tracked warp, an instruction's miss share is its PC's over all warps."""
+    k = kernel_from_warps([ENTRY_WARP])
+    pcs = 16 * np.arange(len(ENTRY_WARP))  # kernel_from_warps: pc = 16 x position
+    loads = [0, *range(1, 10), 11]
+    acc = np.array([4, *[2] * 9, 2])
+    miss = np.array([3, *[0] * 9, 1])  # pc 0 misses 3 of 4: counted; pc 176 1 of 2: not
+    st = PCStats(
+        pc=pcs[loads].astype(np.uint32),
+        executions=np.full(len(loads), 2),
+        l1_accesses=acc,
+        l1_hits=acc - miss,
+        l1_pending_hits=np.zeros(len(loads), np.int64),
+        l1_misses=miss,
+        l2_accesses=miss,
+        l2_misses=miss,
+    )
+    p = interval_profile(k, 0, lat_table(), stats=st, merge_threshold=0, l1_entry_bytes=128)
+    assert p.entry_reads.tolist() == [10, 0, 0]

@@ -66,7 +66,9 @@ class MemoryInputs:
     single: np.ndarray  # n_i / IR + S_i: the warp's interval alone
     warps: int  # W (per SM, sharing the L1 MSHRs)
     sms: int  # #SMs of eq. (9)
-    mshrs: int  # #MSHRs, or the SM's NoC queue for a streaming L1 (l1_blocking_entries)
+    # #MSHRs, or the SM's NoC queue for a streaming L1 (l1_blocking_entries); per
+    # interval where MDM-Pipelined's merge-limit step lowers it (mdm.models.mdm)
+    mshrs: int | np.ndarray
     read: np.ndarray  # M^Read
     write: np.ndarray  # M^Write
     llc_miss: np.ndarray  # LLC miss ratio (eq. 4)

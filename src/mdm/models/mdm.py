@@ -115,9 +115,34 @@ NMD 22.6% -> 16.0%, calibration kernels 6.9% -> 4.1%), baselines mdm_pascal 14.0
 11.1%, SM7_QV100 18.4% -> 16.0% (mdm_pascal stencil2d -33% -> -20%, gemm_tiled -29%
 -> -21%, spmv_csr -9% -> +8%, stride32 +13% -> +16%; SM7_QV100 stride32 -10% -> +7%,
 gather -17% -> -6%), mean Spearman 0.86 -> 0.88.
+
+L1 merge limit (sixth step, :func:`merge_blocked`): under a greedy-then-oldest
+scheduler, an interval whose representative warp reads one L1 MSHR entry more than
+``l1.mshr_max_merge`` times (``profile.entry_reads``: counted over the entries whose
+first read in the interval misses, :mod:`mdm.profile.interval`) takes ``min(#MSHRs,
+schedulers x M^Read)`` for eqs. (2), (3) and (6)'s ``#MSHRs``. Mechanism: the read
+that finds its entry's merge slots full blocks the L1 until that entry's fill
+returns (GPGPU-Sim ``MSHR_MERGE_ENRTY_FAIL``), and GTO keeps each scheduler on its
+greedy warp until that warp stalls, so when the L1 blocks the misses in flight are
+those of at most one warp per scheduler: the SM's misses go out in rounds of
+``schedulers x M^Read``, not of ``#MSHRs``. Under loose round robin every warp issues
+its first load before any issues the blocking one, so the MSHRs bound as in eq. (2).
+Evidence: mdm_pascal kmeans (16 loads per warp read the same 16 lines; 8 merges per
+entry) blocks on merge slots only in Accel-Sim (318,484 retry cycles, no MSHR-entry
+fail): its cycles are flat from 64 to 256 MSHRs (46,787 to 46,624), where eq. (2)
+with 128 MSHRs predicted 56,688 (-18 %) and 46,183 only at 64 (= 4 schedulers x 16).
+SM7_QV100 kmeans (loose round robin; 8 reads per 32 B sector entry, within its 8
+merges) and every other reference kernel (at most 3 reads per entry) are unchanged.
+Effect on the 83 reference runs (``mdm-pipelined``): MD+NMD 10.1% -> 9.1% (MD 8.7%
+-> 7.4%), mdm_pascal baselines 10.1% -> 8.0% (kmeans -18% -> +1%; DRAM x0.5 -28% ->
+-2%, 1.0 GHz -22% -> -9%, but 2.0 GHz -10% -> +16%), mean Spearman 0.88 -> 0.94; the
+largest rise of predicted cycles with more L1 MSHRs (mdm_pascal reference traces, 16
+to 512 entries in steps of 16) 23% (kmeans, 64 -> 80) -> 17% (stencil2d, 64 -> 80).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -132,6 +157,26 @@ from mdm.models.interval import (
     predict_interval_model,
     stack_terms,
 )
+
+
+def merge_blocked(inp: KernelInput, mi: MemoryInputs) -> tuple[MemoryInputs, np.ndarray]:
+    """MDM-Pipelined's L1 merge limit (sixth step of the module docstring): ``(inputs,
+    blocked)``, with eqs. (2), (3) and (6)'s ``#MSHRs`` lowered to ``min(#MSHRs,
+    schedulers x M^Read)`` in the ``blocked`` intervals: under a greedy-then-oldest
+    scheduler, those whose representative warp reads one L1 entry more than
+    ``l1.mshr_max_merge`` times (``profile.entry_reads``). ``mi`` itself when none is."""
+    reads = inp.profile.entry_reads
+    gpu = inp.gpu
+    none = np.zeros(mi.read.shape, bool)
+    if reads is None or gpu.sm.scheduler_policy != "gto":
+        return mi, none
+    blocked = (reads > gpu.l1.mshr_max_merge) & (mi.read > 0)
+    if not blocked.any():
+        return mi, none
+    entries = np.where(blocked, np.minimum(mi.mshrs, gpu.sm.schedulers * mi.read), mi.mshrs)
+    md = mi.read * mi.warps > entries  # eq. (2)
+    m = np.minimum(mi.read * mi.warps, entries) + mi.write * mi.warps  # eq. (3)
+    return replace(mi, mshrs=entries, md=md, m=m), blocked
 
 
 def noc_saturated(mi: MemoryInputs) -> np.ndarray:
@@ -200,7 +245,7 @@ def kernel_end_drain(inp: KernelInput) -> tuple[float, float]:
     """
     if inp.profile.n_intervals == 0:
         return 0.0, 0.0
-    mi = memory_inputs(inp, *final_wave(inp))
+    mi, _ = merge_blocked(inp, memory_inputs(inp, *final_wave(inp)))
     exposed, _ = queue_exposure(mi, graded=True)
     hidden = (1.0 - float(exposed[-1])) * float(mi.sms * mi.m[-1])
     return hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[-1])
@@ -240,6 +285,9 @@ def _wave(queue: str, mshr: str, pipelined: bool = False):
     def wave(inp: KernelInput, warps: int, sms: int) -> WaveTerms:
         mi = memory_inputs(inp, warps, sms)
         details = common_details(mi)
+        if pipelined:
+            mi, blocked = merge_blocked(inp, mi)
+            details["merge_blocked_fraction"] = float(blocked.mean()) if blocked.size else 0.0
         if queue == "mdm":
             s_noc, s_dram, sat = mdm_queue_stalls(mi, graded=pipelined)
             details["noc_saturated_fraction"] = float(sat.mean())

@@ -115,6 +115,16 @@ write-back of a dirty line it evicted), for eq. (8)
 (:func:`mdm.models.interval.memory_inputs`). :func:`interval_profile` can take a
 tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
 warp's own counts are used.
+
+Entry reads (``entry_reads``, with ``l1_entry_bytes``: the L1's line, or its sector when
+sectored, as one MSHR entry covers): per interval, the most read instructions of the
+warp that touch one entry, each counted once per entry (the coalescer sends one request
+per entry), over the entries whose first read in the interval misses. Choice: "misses"
+when more than half of that instruction's L1 requests miss (its PC's share over all
+warps, or the tracked warp's own); the reads of one interval issue back to back, so a
+missed entry's later reads in it merge into the miss's MSHR entry, while a resident
+entry's reads hit and merge nothing. MDM-Pipelined checks the count against the L1's
+merge limit (:func:`mdm.models.mdm.merge_blocked`).
 """
 
 from __future__ import annotations
@@ -480,18 +490,25 @@ def warp_summaries(
     )
 
 
-def _memory_per_instruction(
-    kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """(read misses, write requests, L2 misses, DRAM bytes or None when the statistics
-    carry none) of every instruction of the warp."""
-    n = b - a
+def _reads_and_writes(kernel: KernelTrace, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which of instructions ``[a, b)`` read global memory (loads, and local or atomic
+    accesses with a destination) and which write it (stores, the others)."""
     iclass = kernel.iclass[a:b]
     has_dst = (kernel.dst[a:b] >= 0).any(axis=1)
     is_read = np.isin(iclass, [int(c) for c in _LOADS]) & has_dst
     is_write = (iclass == InstrClass.ST_GLOBAL) | (
         np.isin(iclass, [InstrClass.LOCAL, InstrClass.ATOMIC]) & ~has_dst
     )
+    return is_read, is_write
+
+
+def _memory_per_instruction(
+    kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """(read misses, write requests, L2 misses, DRAM bytes or None when the statistics
+    carry none) of every instruction of the warp."""
+    n = b - a
+    is_read, is_write = _reads_and_writes(kernel, a, b)
     if warp_mem is not None:
         if warp_mem.l1_misses.shape != (n,):
             raise ValueError(
@@ -657,6 +674,74 @@ def _ldst_per_instruction(
     return shared_cycles + np.where(glob, np.maximum(served / l1_banks, 1.0), 0.0)
 
 
+def _miss_fraction(
+    kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
+) -> np.ndarray:
+    """Share of each instruction's L1 requests that miss: the tracked warp's own, else its
+    PC's over all warps (0 without statistics)."""
+    if warp_mem is not None:
+        req = warp_mem.requests.astype(np.float64)
+        return np.divide(warp_mem.l1_misses, req, out=np.zeros(b - a), where=req > 0)
+    if stats is None or stats.pc.size == 0:
+        return np.zeros(b - a)
+    acc = stats.l1_accesses.astype(np.float64)
+    per_pc = np.divide(stats.l1_misses, acc, out=np.zeros_like(acc), where=acc > 0)
+    pc = kernel.pc[a:b]
+    idx = np.minimum(np.searchsorted(stats.pc, pc), stats.pc.size - 1)
+    return np.where(stats.pc[idx] == pc, per_pc[idx], 0.0)
+
+
+def l1_entry_bytes(gpu: GPUConfig) -> int:
+    """Bytes one L1 MSHR entry covers: a sector of a sectored L1, else a line."""
+    return gpu.l1.sector_bytes if gpu.l1.sectored else gpu.l1.line_bytes
+
+
+def entry_reads(
+    kernel: KernelTrace,
+    a: int,
+    b: int,
+    starts: np.ndarray,
+    is_read: np.ndarray,
+    miss_fraction: np.ndarray,
+    entry_bytes: int,
+) -> np.ndarray:
+    """Per interval (``starts``, relative to warp start ``a``), the most read instructions
+    of instructions ``[a, b)`` that touch one ``entry_bytes`` L1 entry, over the entries
+    whose first read in the interval misses (``miss_fraction`` of that instruction > 1/2:
+    its requests miss more often than they hit); 0 when none.
+
+    An instruction counts once per entry it touches (the coalescer sends one request per
+    entry). Module docstring: what the L1 merge limit is checked against.
+    """
+    out = np.zeros(starts.shape[0])
+    rel = np.flatnonzero(is_read)
+    if rel.size == 0 or entry_bytes <= 0:
+        return out
+    ap = kernel.addr_ptr
+    lo = ap[a + rel].astype(np.int64)
+    cnt = (ap[a + rel + 1] - ap[a + rel]).astype(np.int64)
+    if int(cnt.sum()) == 0:
+        return out
+    which = np.repeat(np.arange(rel.size), cnt)  # read instruction of each address
+    pos = np.arange(which.size) - np.repeat(np.cumsum(cnt) - cnt, cnt) + lo[which]
+    shift = np.uint64(int(entry_bytes).bit_length() - 1)
+    entry = (kernel.addrs[pos].astype(np.uint64) >> shift).astype(np.int64)
+    inst = rel[which]
+    interval = np.searchsorted(starts, inst, side="right") - 1
+    order = np.lexsort((inst, entry, interval))
+    inst, entry, interval = inst[order], entry[order], interval[order]
+    keep = np.ones(inst.size, bool)  # one count per (instruction, entry)
+    keep[1:] = (inst[1:] != inst[:-1]) | (entry[1:] != entry[:-1])
+    inst, entry, interval = inst[keep], entry[keep], interval[keep]
+    new = np.ones(inst.size, bool)  # first read of each (interval, entry)
+    new[1:] = (entry[1:] != entry[:-1]) | (interval[1:] != interval[:-1])
+    first = np.flatnonzero(new)
+    reads = np.diff(np.append(first, inst.size)).astype(np.float64)
+    counted = miss_fraction[inst[first]] > 0.5
+    np.maximum.at(out, interval[first[counted]], reads[counted])
+    return out
+
+
 def interval_profile(
     kernel: KernelTrace,
     warp: int,
@@ -670,6 +755,7 @@ def interval_profile(
     dual_issue_diff_units: bool = True,
     unit_costs: tuple[np.ndarray, np.ndarray] | None = None,
     shared_banks: tuple[int, int, bool] | None = None,
+    l1_entry_bytes: int | None = None,
 ) -> IntervalProfile:
     """Interval profile of warp ``warp`` of ``kernel`` (module docstring).
 
@@ -679,7 +765,8 @@ def interval_profile(
     column; ``issue_width > 1`` fills ``issue_slots``; ``unit_costs``
     (:func:`exec_unit_costs`) fills ``unit_cycles``; ``shared_banks`` = (banks, warp
     parts, limited broadcast) charges shared-memory bank conflicts in the LD/ST column
-    (1 cycle per shared instruction without it) (module docstring).
+    (1 cycle per shared instruction without it) (module docstring);
+    ``l1_entry_bytes`` (the L1's line, or sector when sectored) fills ``entry_reads``.
     """
     if l1_banks < 1:
         raise ValueError(f"l1_banks must be >= 1, got {l1_banks}")
@@ -702,6 +789,7 @@ def interval_profile(
             warp=warp,
             ldst_cycles=e.copy(),
             unit_cycles=None if unit_costs is None else e.copy(),
+            entry_reads=None if l1_entry_bytes is None else e.copy(),
         )
     lat = (latencies or default_latencies()).per_instruction(kernel.pc[a:b], kernel.iclass[a:b])
     starts = np.zeros(n, np.int64)
@@ -745,7 +833,13 @@ def interval_profile(
     units = totals = None
     if unit_costs is not None:
         units, totals = _unit_cycles(kernel.iclass[a:b], starts, *unit_costs)
+    per_entry = None
+    if l1_entry_bytes is not None:
+        is_read = _reads_and_writes(kernel, a, b)[0]
+        miss = _miss_fraction(kernel, a, b, stats, warp_mem)
+        per_entry = entry_reads(kernel, a, b, starts, is_read, miss, l1_entry_bytes)
     return IntervalProfile(
+        entry_reads=per_entry,
         unit_cycles=units,
         unit_totals=totals,
         issue_slots=slots,

@@ -42,6 +42,11 @@ class IntervalProfile:
     # scheduler's share; not a column): the roofline's unit bound, which per-interval
     # maxima summed would overstate when intervals are bound by different units
     unit_totals: np.ndarray | None = None
+    # float64[I] or None (not computed): the most reads the warp sends to one L1 MSHR
+    # entry (a line, or a sector of a sectored L1) in interval i, over the entries whose
+    # first read in the interval misses (mdm.profile.interval docstring); what the L1's
+    # merge limit (l1.mshr_max_merge) is checked against
+    entry_reads: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.n_insts.shape
@@ -54,6 +59,7 @@ class IntervalProfile:
             "issue_slots",
             "dram_bytes",
             "unit_cycles",
+            "entry_reads",
         ):
             if getattr(self, name) is not None and getattr(self, name).shape != n:
                 raise ValueError(
