@@ -690,9 +690,9 @@ def test_entry_reads_from_pc_statistics() -> None:
     """Without a tracked warp, an instruction's miss share is its PC's over all warps."""
     k = kernel_from_warps([ENTRY_WARP])
     pcs = 16 * np.arange(len(ENTRY_WARP))  # kernel_from_warps: pc = 16 x position
-    loads = [0, *range(1, 10), 11]
-    acc = np.array([4, *[2] * 9, 2])
-    miss = np.array([3, *[0] * 9, 1])  # pc 0 misses 3 of 4: counted; pc 176 1 of 2: not
+    loads = [11, *range(9, 0, -1), 0]  # unsorted on purpose
+    acc = np.array([2, *[2] * 9, 4])
+    miss = np.array([1, *[0] * 9, 3])  # pc 0 misses 3 of 4: counted; pc 176 1 of 2: not
     st = PCStats(
         pc=pcs[loads].astype(np.uint32),
         executions=np.full(len(loads), 2),

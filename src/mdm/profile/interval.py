@@ -684,11 +684,13 @@ def _miss_fraction(
         return np.divide(warp_mem.l1_misses, req, out=np.zeros(b - a), where=req > 0)
     if stats is None or stats.pc.size == 0:
         return np.zeros(b - a)
-    acc = stats.l1_accesses.astype(np.float64)
-    per_pc = np.divide(stats.l1_misses, acc, out=np.zeros_like(acc), where=acc > 0)
+    order = np.argsort(stats.pc, kind="stable")  # as _memory_per_instruction: any order
+    spc = stats.pc[order]
+    acc = stats.l1_accesses[order].astype(np.float64)
+    per_pc = np.divide(stats.l1_misses[order], acc, out=np.zeros_like(acc), where=acc > 0)
     pc = kernel.pc[a:b]
-    idx = np.minimum(np.searchsorted(stats.pc, pc), stats.pc.size - 1)
-    return np.where(stats.pc[idx] == pc, per_pc[idx], 0.0)
+    idx = np.minimum(np.searchsorted(spc, pc), spc.size - 1)
+    return np.where(spc[idx] == pc, per_pc[idx], 0.0)
 
 
 def l1_entry_bytes(gpu: GPUConfig) -> int:
