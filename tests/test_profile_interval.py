@@ -26,6 +26,7 @@ from mdm.profile.interval import (
     _issue_groups,
     _n_regs,
     default_latencies,
+    entry_reads,
     exec_unit_costs,
     gpu_latencies,
     interval_profile,
@@ -705,3 +706,43 @@ def test_entry_reads_from_pc_statistics() -> None:
     )
     p = interval_profile(k, 0, lat_table(), stats=st, merge_threshold=0, l1_entry_bytes=128)
     assert p.entry_reads.tolist() == [10, 0, 0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    insts=st.lists(
+        st.tuples(
+            st.booleans(),  # a read (else an INT without addresses)
+            st.lists(st.integers(0, 1023), min_size=0, max_size=6),  # lane addresses
+            st.floats(0.0, 1.0),  # the instruction's L1 miss share
+        ),
+        min_size=1,
+        max_size=24,
+    ),
+    cuts=st.sets(st.integers(1, 23), max_size=5),
+    entry=st.sampled_from([32, 128]),
+)
+def test_entry_reads_matches_a_plain_count(insts: list, cuts: set, entry: int) -> None:
+    """entry_reads against a direct count: per interval and entry, the reads that touch
+    it, kept when its first reader's miss share is above 1/2."""
+    warp = [
+        (C.LD_GLOBAL, [1], [], addrs) if is_read else (C.INT, [2], [])
+        for is_read, addrs, _ in insts
+    ]
+    k = kernel_from_warps([warp])
+    n = len(insts)
+    starts = np.array([0, *sorted(c for c in cuts if c < n)], np.int64)
+    is_read = np.array([r for r, _, _ in insts])
+    miss = np.array([f for _, _, f in insts])
+    got = entry_reads(k, 0, n, starts, is_read, miss, entry)
+    want = []
+    for i, s0 in enumerate(starts):
+        s1 = starts[i + 1] if i + 1 < len(starts) else n
+        readers: dict[int, list[int]] = {}
+        for j in range(s0, s1):
+            if is_read[j]:
+                for e in sorted({a // entry for a in insts[j][1]}):
+                    readers.setdefault(e, []).append(j)
+        best = [len(js) for js in readers.values() if miss[js[0]] > 0.5]
+        want.append(max(best, default=0))
+    assert got.tolist() == want
