@@ -181,3 +181,22 @@ def test_l1_blocking_reported_per_cause() -> None:
         out[entries] = kernel["l1_blocking"]["mshr_entry"], table.output
     assert out[1][0] > 0 and "mshr entry" in out[1][1]
     assert out[4096][0] == 0 and "mshr entry" not in out[4096][1]
+
+
+def test_table_gives_the_cpi_stack_as_shares_of_cycles() -> None:
+    """The table's CPI stack is each component's share of the cycles, largest first,
+    shares under 0.5 % left out; --json keeps the components in cycles per instruction."""
+    from mdm.cli.predict import STACK_COLUMN, stack_shares
+
+    row = {"model": "m", "cpi_base": 1.0, "cpi_noc": 3.0, "cpi_dram": 0.001, "cycles": 8.0}
+    assert stack_shares(row) == "noc 75% base 25%"  # dram: 0.025 % of the total
+    assert stack_shares({"cpi_base": 0.0}) == ""
+    r = runner.invoke(
+        app, ["predict", "builtin:stride?gs=32", "--gpu", "mdm_pascal", "--model", "mdm"]
+    )
+    assert r.exit_code == 0, r.output
+    assert STACK_COLUMN.split(",")[0] in r.output
+    total_line = next(line for line in r.output.splitlines() if " total " in line)
+    shares = [int(x) for x in __import__("re").findall(r"(\d+)%", total_line)]
+    assert len(shares) >= 2 and abs(sum(shares) - 100) <= len(shares)  # rounded shares
+    assert shares == sorted(shares, reverse=True)
