@@ -502,6 +502,16 @@ def _reads_and_writes(kernel: KernelTrace, a: int, b: int) -> tuple[np.ndarray, 
     return is_read, is_write
 
 
+def _at_pcs(stats: PCStats, pc: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+    """Each per-PC ``column`` of ``stats`` (``stats.pc`` in any order) at every PC of
+    ``pc``; 0 where ``stats`` has no row for it."""
+    order = np.argsort(stats.pc, kind="stable")
+    spc = stats.pc[order]
+    idx = np.minimum(np.searchsorted(spc, pc), spc.size - 1)
+    known = spc[idx] == pc
+    return [np.where(known, np.asarray(col)[order][idx], 0.0) for col in columns]
+
+
 def _memory_per_instruction(
     kernel: KernelTrace, a: int, b: int, stats: PCStats | None, warp_mem: WarpMemTrace | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
@@ -525,23 +535,18 @@ def _memory_per_instruction(
     zeros = np.zeros(n)
     if stats is None or stats.pc.size == 0:
         return zeros, zeros.copy(), zeros.copy(), None
-    order = np.argsort(stats.pc, kind="stable")
-    spc = stats.pc[order]
-    execs = np.maximum(stats.executions[order].astype(np.float64), 1.0)
-    miss_per = stats.l1_misses[order] / execs
-    acc_per = stats.l1_accesses[order] / execs
+    execs = np.maximum(stats.executions.astype(np.float64), 1.0)
     _, p2 = pc_miss_ratios(stats)
-    p2 = p2[order]
-    pc = kernel.pc[a:b]
-    idx = np.minimum(np.searchsorted(spc, pc), spc.size - 1)
-    known = spc[idx] == pc
-    reads = np.where(is_read & known, miss_per[idx], 0.0)
-    writes = np.where(is_write & known, acc_per[idx], 0.0)
-    l2m = (reads + writes) * np.where(known, p2[idx], 0.0)
+    miss_per, acc_per, p2 = _at_pcs(
+        stats, kernel.pc[a:b], stats.l1_misses / execs, stats.l1_accesses / execs, p2
+    )
+    reads = np.where(is_read, miss_per, 0.0)
+    writes = np.where(is_write, acc_per, 0.0)
+    l2m = (reads + writes) * p2
     dram = None
     if stats.dram_bytes is not None:
-        dram_per = stats.dram_bytes[order] / execs
-        dram = np.where((is_read | is_write) & known, dram_per[idx], 0.0)
+        (dram_per,) = _at_pcs(stats, kernel.pc[a:b], stats.dram_bytes / execs)
+        dram = np.where(is_read | is_write, dram_per, 0.0)
     return reads, writes, l2m, dram
 
 
@@ -665,12 +670,8 @@ def _ldst_per_instruction(
     if warp_mem is not None:
         served = np.maximum(warp_mem.requests - warp_mem.l1_misses, 0).astype(np.float64)
     elif stats is not None and stats.pc.size:
-        order = np.argsort(stats.pc, kind="stable")
-        spc = stats.pc[order]
-        execs = np.maximum(stats.executions[order], 1).astype(np.float64)
-        per = (stats.l1_hits[order] + stats.l1_pending_hits[order]) / execs
-        idx = np.minimum(np.searchsorted(spc, kernel.pc[a:b]), spc.size - 1)
-        served = np.where(spc[idx] == kernel.pc[a:b], per[idx], 0.0)
+        execs = np.maximum(stats.executions, 1).astype(np.float64)
+        (served,) = _at_pcs(stats, kernel.pc[a:b], (stats.l1_hits + stats.l1_pending_hits) / execs)
     return shared_cycles + np.where(glob, np.maximum(served / l1_banks, 1.0), 0.0)
 
 
@@ -684,13 +685,9 @@ def _miss_fraction(
         return np.divide(warp_mem.l1_misses, req, out=np.zeros(b - a), where=req > 0)
     if stats is None or stats.pc.size == 0:
         return np.zeros(b - a)
-    order = np.argsort(stats.pc, kind="stable")  # as _memory_per_instruction: any order
-    spc = stats.pc[order]
-    acc = stats.l1_accesses[order].astype(np.float64)
-    per_pc = np.divide(stats.l1_misses[order], acc, out=np.zeros_like(acc), where=acc > 0)
-    pc = kernel.pc[a:b]
-    idx = np.minimum(np.searchsorted(spc, pc), spc.size - 1)
-    return np.where(spc[idx] == pc, per_pc[idx], 0.0)
+    acc = stats.l1_accesses.astype(np.float64)
+    per_pc = np.divide(stats.l1_misses, acc, out=np.zeros_like(acc), where=acc > 0)
+    return _at_pcs(stats, kernel.pc[a:b], per_pc)[0]
 
 
 def l1_entry_bytes(gpu: GPUConfig) -> int:
