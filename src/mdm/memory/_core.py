@@ -76,6 +76,12 @@ N_WAITS = 4
 
 
 @njit(cache=True, inline="always")
+def waited(wait: np.ndarray) -> float:
+    """The L1's waits so far, all causes (the sum of ``wait``'s ``N_WAITS`` slots)."""
+    return wait[W_MISS_QUEUE] + wait[W_MSHR] + wait[W_MERGE] + wait[W_ALLOC]
+
+
+@njit(cache=True, inline="always")
 def n_bits(m: np.uint32) -> np.int64:
     """Number of set bits of the sector mask ``m``."""
     n = np.int64(0)
@@ -686,7 +692,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             n_l2rd = 0
             n_l2rdm = 0
             n_dram = 0  # DRAM bytes moved
-            w0 = mq_wait[0] + mq_wait[1] + mq_wait[2] + mq_wait[3]  # the L1's waits so far
+            w0 = waited(mq_wait)
             for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
                 t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
                 l1_port[_u(c)] = t + port_step
@@ -888,9 +894,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             per_inst[_u(j), I_L2_ACC] += n_l2
             per_inst[_u(j), I_L2_MISS] += n_l2m
             per_inst[_u(j), I_DRAM_BYTES] += n_dram
-            per_inst[_u(j), I_L1_WAIT] += np.int32(
-                mq_wait[0] + mq_wait[1] + mq_wait[2] + mq_wait[3] - w0 + 0.5
-            )
+            per_inst[_u(j), I_L1_WAIT] += np.int32(waited(mq_wait) - w0 + 0.5)
 
     return run_kernel
 

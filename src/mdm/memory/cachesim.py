@@ -129,7 +129,13 @@ from mdm.memory.schedule import (
     run_timed,
     timed_layout,
 )
-from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats, WarpMemTrace
+from mdm.memory.stats import (
+    L1_WAIT_FIELDS,
+    CacheSimResult,
+    KernelCacheStats,
+    PCStats,
+    WarpMemTrace,
+)
 from mdm.traces.model import AnyApp, InstrClass, KernelTrace
 
 _COUNTER_FIELDS = {
@@ -647,10 +653,8 @@ def simulate_kernel(
     stats = KernelCacheStats(kernel_id=kernel.kernel_id, name=kernel.name)
     for slot, name in _COUNTER_FIELDS.items():
         setattr(stats, name, int(cnt[slot]))
-    stats.l1_miss_queue_wait_cycles = int(round(mq_wait[_core.W_MISS_QUEUE]))
-    stats.l1_mshr_wait_cycles = int(round(mq_wait[_core.W_MSHR]))
-    stats.l1_merge_wait_cycles = int(round(mq_wait[_core.W_MERGE]))
-    stats.l1_alloc_wait_cycles = int(round(mq_wait[_core.W_ALLOC]))
+    for name, cycles in zip(L1_WAIT_FIELDS, mq_wait, strict=True):
+        setattr(stats, name, int(round(cycles)))
     stats.timeline_cycles = int(round(max(end - t_start, 0.0)))
     stats.per_pc = _per_pc(ki, perm, per_inst)
     if track_warps:

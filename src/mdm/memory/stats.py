@@ -106,12 +106,7 @@ class KernelCacheStats:
     @property
     def l1_blocked_cycles(self) -> int:
         """Cycles the SMs' blocking L1s waited, all causes (summed over SMs)."""
-        return (
-            self.l1_miss_queue_wait_cycles
-            + self.l1_mshr_wait_cycles
-            + self.l1_merge_wait_cycles
-            + self.l1_alloc_wait_cycles
-        )
+        return sum(getattr(self, f) for f in L1_WAIT_FIELDS)
 
     @property
     def l2_miss_rate(self) -> float:
@@ -138,6 +133,15 @@ class CacheSimResult:
         return tot
 
 
+#: The L1's wait sums by cause, in the order of the simulator's slots
+#: (``mdm.memory._core.W_MISS_QUEUE`` ... ``W_ALLOC``)
+L1_WAIT_FIELDS = (
+    "l1_miss_queue_wait_cycles",
+    "l1_mshr_wait_cycles",
+    "l1_merge_wait_cycles",
+    "l1_alloc_wait_cycles",
+)
+
 SCALAR_FIELDS = (
     "l1_read_accesses",
     "l1_read_hits",
@@ -153,10 +157,7 @@ SCALAR_FIELDS = (
     "l2_pending_hits",
     "l2_merge_stalls",
     "l2_blocked_cycles",
-    "l1_miss_queue_wait_cycles",
-    "l1_mshr_wait_cycles",
-    "l1_merge_wait_cycles",
-    "l1_alloc_wait_cycles",
+    *L1_WAIT_FIELDS,
     "timeline_cycles",
 )
 
