@@ -16,18 +16,22 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
 from mdm.models.base import get_model
 from mdm.models.gpumech import gpumech_mshr_factor, gpumech_queue_delay
 from mdm.models.interval import final_wave, memory_inputs
 from mdm.models.mdm import (
+    bandwidth_floor,
     kernel_end_drain,
     mdm_extra_batches,
     mdm_queue_stalls,
     merge_blocked,
     noc_saturated,
     pipelined_extra_batches,
+    pipelined_stack_terms,
 )
 from mdm.models.multiwarp import multiwarp_cycles
 from mdm.models.synthetic import kernel_input_from_profile
@@ -473,3 +477,76 @@ def test_roofline_and_mwp_cwp_issue_at_the_execution_units_rate() -> None:
     assert mwp_cwp_parameters(slow)["issue_cycles"] == pytest.approx(2 / sched)
     assert sm_cycles_per_inst(with_totals([n, n])) == pytest.approx(1 / sched)  # split
     assert sm_cycles_per_inst(with_totals([0.5 * n, 0.2 * n])) == pytest.approx(1 / sched)
+
+
+def test_mdm_pipelined_bandwidth_floor_by_hand() -> None:
+    """An interval lasts at least the time the NoC or the DRAM needs for all its
+    requests. NoC 2 GB/s: L^NoCService = 128 B / 2 B per cycle = 64 cycles per line."""
+    slow = GPU.with_updates({"noc.bandwidth_gbps": 2})
+    # interval 0 loads 2 lines per warp (R W = 4 = #MSHRs: NMD), interval 1 computes.
+    # GTO, S = 0: C = max(n + 1 x 55, W n) = [65, 200]. Eq. (9), NMD: S^NoC = 1/2 x 2 SMs
+    # x 4 x 64 = 256, S^DRAM = 1/2 x 2 x 4 x (0.5 x 4) = 8: 65 + 264 = 329 cycles, but
+    # the NoC needs 2 SMs x 2 x 2 warps x 64 = 512 for the interval's 8 lines.
+    prof = IntervalProfile.from_lists([10, 100], [0, 0], [2, 0], [0, 0], 0.5)
+    inp = kernel_input_from_profile(slow, prof, warps_per_sm=2, active_sms=2)
+    mi = memory_inputs(inp, warps=2, sms=2)
+    floor_noc, floor_dram = bandwidth_floor(mi)
+    assert floor_noc.tolist() == [512, 0] and floor_dram.tolist() == [16, 0]
+    p = get_model("mdm-pipelined").predict_kernel(inp)
+    assert p.details["bandwidth_floor_fraction"] == 0.5
+    assert p.cycles == pytest.approx(512 + 200)  # no kernel-end drain: interval 1 has no queue
+    stack = {k: v * p.warp_insts for k, v in p.cpi_stack.items()}
+    assert stack["noc"] == pytest.approx(256 + (512 - 329)) and stack["dram"] == pytest.approx(8)
+    assert get_model("mdm").predict_kernel(inp).cycles == pytest.approx(329 + 200)  # eq. (1)
+    # the whole-kernel roofline is lower than the interval's floor: max(220, 8 x 64 = 512)
+    assert get_model("roofline").predict_kernel(inp).cycles == pytest.approx(512)
+    # lengthening the last interval does not also add its drain: the kernel's last request
+    # waits for the whole eq. (9) queue either way, C + 2 x (256 + 8) after interval 0
+    last = IntervalProfile.from_lists([100, 10], [0, 0], [0, 2], [0, 0], 0.5)
+    inp = kernel_input_from_profile(slow, last, warps_per_sm=2, active_sms=2)
+    assert multiwarp_cycles([100, 10], [0, 0], 2, 1.0).tolist() == [200, 65]
+    assert get_model("mdm-pipelined").predict_kernel(inp).cycles == pytest.approx(
+        200 + 65 + 2 * (256 + 8)
+    )
+    assert kernel_end_drain(inp) == pytest.approx(
+        (256 * (264 - 183) / 264, 8 * (264 - 183) / 264)  # 183 = 512 - 329 already waited
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    reads=st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 6.0, 30.0]), min_size=1, max_size=5),
+    data=st.data(),
+)
+def test_mdm_pipelined_intervals_never_beat_their_bandwidth_floor(reads, data) -> None:
+    k = len(reads)
+    n = data.draw(st.lists(st.integers(1, 60), min_size=k, max_size=k))
+    stall = data.draw(st.lists(st.integers(0, 400), min_size=k, max_size=k))
+    writes = data.draw(st.lists(st.sampled_from([0.0, 1.0, 4.0]), min_size=k, max_size=k))
+    miss = data.draw(st.lists(st.floats(0, 1), min_size=k, max_size=k))
+    gpu = GPU.with_updates(
+        {
+            "noc.bandwidth_gbps": data.draw(st.sampled_from([1.0, 8.0, 100.0])),
+            "dram.bandwidth_gbps": data.draw(st.sampled_from([2.0, 32.0, 400.0])),
+        }
+    )
+    warps, sms = data.draw(st.integers(1, 16)), data.draw(st.integers(1, 4))
+    prof = IntervalProfile.from_lists(n, stall, reads, writes, miss)
+    mi = memory_inputs(
+        kernel_input_from_profile(gpu, prof, warps_per_sm=warps, active_sms=sms), warps, sms
+    )
+    s_noc, s_dram, _ = mdm_queue_stalls(mi, graded=True)
+    terms = pipelined_stack_terms(mi, s_noc, s_dram, pipelined_extra_batches(mi), {})
+    time = sum(getattr(terms, c) for c in ("base", "dependency", "ldst", "units", "mshr"))
+    time = time + terms.noc + terms.dram
+    floor = np.maximum(*bandwidth_floor(mi))
+    assert np.all(time >= floor * (1 - 1e-12))
+    # an interval above its floor keeps MDM-Pipelined's terms exactly
+    above = time > floor * (1 + 1e-12)
+    bare = (
+        mi.c
+        + pipelined_extra_batches(mi) * np.maximum(mi.l_nocontention, np.maximum(s_noc, s_dram))
+        + s_noc
+        + s_dram
+    )
+    assert np.allclose(time[above], bare[above])

@@ -138,6 +138,24 @@ Effect on the 83 reference runs (``mdm-pipelined``): MD+NMD 10.1% -> 9.1% (MD 8.
 -2%, 1.0 GHz -22% -> -9%, but 2.0 GHz -10% -> +16%), mean Spearman 0.88 -> 0.94; the
 largest rise of predicted cycles with more L1 MSHRs (mdm_pascal reference traces, 16
 to 512 entries in steps of 16) 23% (kmeans, 64 -> 80) -> 17% (stencil2d, 64 -> 80).
+
+Bandwidth floor (seventh step, :func:`bandwidth_floor`): an interval lasts at least
+``#SMs (M^Read + M^Write) W max(L^NoCService, L^DRAMService)``, the time the NoC (eq. 7)
+or the DRAM (eq. 8) needs to move all its requests, the reads beyond the MSHRs
+included; a shorter interval is lengthened to it, the shortfall charged to the binding
+resource. Mechanism: the model already takes every SM through the same interval at once
+(eq. 9's ``#SMs M``), and then no interval can end before its requests have crossed the
+busier of the two; eq. (9) exposes half an NMD interval's queue, and batches overlap
+(first step), so a bandwidth-bound interval could come out shorter than its own
+transfer time. The whole-kernel roofline bounds only the sum: an interval that reads
+much from the L2 next to one that computes or reads from DRAM still fit under it. The
+kernel-end drain (fourth step) drops what such a lengthened last interval already
+waited for. Effect on the 83 reference runs (``mdm-pipelined``): MD+NMD 9.1% -> 8.9%
+(MD 7.4% -> 6.9%, NMD 14.0% -> 14.2%, calibration kernels 4.1% -> 3.3%), mean Spearman
+0.94 unchanged; bw_l2 NoC x2 +13.2% -> +5.8%, spmv_csr NoC x2 +25.9% -> +15.9%, gather
+64 MSHRs +9.8% -> +4.0%; baselines mdm_pascal 8.0% -> 8.1% (vecadd -2.7% -> -3.5%),
+SM7_QV100 13.1% -> 13.4% (spmv_csr -11.6% -> -14.0%: its intervals alternate between L2
+and DRAM reads, which warps at different phases overlap in the simulator).
 """
 
 from __future__ import annotations
@@ -240,15 +258,57 @@ def kernel_end_drain(inp: KernelInput) -> tuple[float, float]:
 
     The last interval's eq. (9) queue not already exposed, in the kernel's last wave
     (:func:`~mdm.models.interval.final_wave`): ``(1 - e) #SMs M L^Service`` with ``e``
-    MDM-Pipelined's exposure (:func:`queue_exposure`, graded); ``(0, 0)`` for a
-    profile without intervals.
+    MDM-Pipelined's exposure (:func:`queue_exposure`, graded), less the cycles that
+    interval was lengthened to its :func:`bandwidth_floor` (scaled down together);
+    ``(0, 0)`` for a profile without intervals.
     """
     if inp.profile.n_intervals == 0:
         return 0.0, 0.0
     mi, _ = merge_blocked(inp, memory_inputs(inp, *final_wave(inp)))
     exposed, _ = queue_exposure(mi, graded=True)
     hidden = (1.0 - float(exposed[-1])) * float(mi.sms * mi.m[-1])
-    return hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[-1])
+    noc, dram = hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[-1])
+    if noc + dram <= 0:
+        return 0.0, 0.0
+    # a last interval lengthened to its bandwidth floor has moved its requests already
+    s_noc, s_dram, _ = mdm_queue_stalls(mi, graded=True)
+    mshr, q_noc, q_dram = pipelined_queues(mi, s_noc, s_dram, pipelined_extra_batches(mi))
+    short, _ = floor_shortfall(mi, mi.c + mshr + q_noc + q_dram)
+    keep = max(noc + dram - float(short[-1]), 0.0) / (noc + dram)
+    return noc * keep, dram * keep
+
+
+def bandwidth_floor(mi: MemoryInputs) -> tuple[np.ndarray, np.ndarray]:
+    """MDM-Pipelined's per-interval bandwidth floor (seventh step of the module docstring).
+
+    ``(#SMs (M^Read + M^Write) W L^NoCService, #SMs (M^Read + M^Write) W L^DRAMService)``
+    per interval: the cycles the NoC (eq. 7) and the DRAM (eq. 8) need to move all the
+    interval's requests of every SM, the reads beyond the MSHRs included (eq. 3 caps
+    ``M`` at ``#MSHRs``; the floor does not). An interval lasts at least the larger.
+    """
+    demand = mi.sms * (mi.read + mi.write) * mi.warps
+    return demand * mi.l_noc_service, demand * mi.l_dram_service
+
+
+def floor_shortfall(mi: MemoryInputs, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(shortfall, noc_binds)``: per interval, the cycles ``time`` falls short of its
+    :func:`bandwidth_floor`, and whether the NoC's floor is the larger (ties: NoC)."""
+    floor_noc, floor_dram = bandwidth_floor(mi)
+    return np.maximum(np.maximum(floor_noc, floor_dram) - time, 0.0), floor_noc >= floor_dram
+
+
+def pipelined_queues(
+    mi: MemoryInputs, s_noc: np.ndarray, s_dram: np.ndarray, batches: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MDM-Pipelined's ``(mshr, noc, dram)`` per interval before the bandwidth floor:
+    ``batches`` extra batches of ``max(L, S^NoC, S^DRAM)`` (``mshr`` takes ``batches x
+    L``, the longer queue the excess; NoC on ties) after the final one's eq. (9) queues."""
+    l0 = mi.l_nocontention
+    excess = batches * np.maximum(np.maximum(s_noc, s_dram) - l0, 0.0)
+    noc_binds = s_noc >= s_dram
+    noc = s_noc + np.where(noc_binds, excess, 0.0)
+    dram = s_dram + np.where(noc_binds, 0.0, excess)
+    return batches * l0, noc, dram
 
 
 def pipelined_stack_terms(
@@ -262,20 +322,21 @@ def pipelined_stack_terms(
 
     ``L = L^NoContention``. Stack: ``mshr`` gets ``batches x L``, the excess of the
     longer queue over ``L`` per batch goes to ``noc`` or ``dram`` (the longer one,
-    NoC on ties), on top of the final batch's ``S^NoC`` and ``S^DRAM``.
+    NoC on ties), on top of the final batch's ``S^NoC`` and ``S^DRAM``. An interval
+    shorter than its :func:`bandwidth_floor` is lengthened to it, the shortfall going to
+    the resource of the larger floor (NoC on ties).
     """
-    l0 = mi.l_nocontention
-    longest = np.maximum(s_noc, s_dram)
-    excess = batches * np.maximum(longest - l0, 0.0)
-    noc_binds = s_noc >= s_dram
+    mshr, noc, dram = pipelined_queues(mi, s_noc, s_dram, batches)
+    short, floor_noc_binds = floor_shortfall(mi, mi.c + mshr + noc + dram)
+    details["bandwidth_floor_fraction"] = float((short > 0).mean()) if short.size else 0.0
     return WaveTerms(
         base=mi.base(),
         dependency=mi.stall.copy(),
         ldst=mi.c_ldst,
         units=mi.c_units,
-        mshr=batches * l0,
-        noc=s_noc + np.where(noc_binds, excess, 0.0),
-        dram=s_dram + np.where(noc_binds, 0.0, excess),
+        mshr=mshr,
+        noc=noc + np.where(floor_noc_binds, short, 0.0),
+        dram=dram + np.where(floor_noc_binds, 0.0, short),
         md=mi.md,
         details=details,
     )
@@ -354,8 +415,8 @@ class MDMPipelined(Model):
     name = "mdm-pipelined"
     description = (
         "MDM with overlapping MSHR batches (eq. 5 max instead of sum), eq. 9's exposure "
-        "graded by the reads beyond the MSHRs, L2 merge blocking and the kernel-end drain "
-        "(our variant)"
+        "graded by the reads beyond the MSHRs, the L1 and L2 merge limits, a bandwidth floor "
+        "per interval and the kernel-end drain (our variant)"
     )
 
     def predict_kernel(self, inp: KernelInput) -> KernelPrediction:
