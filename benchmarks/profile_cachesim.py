@@ -127,9 +127,22 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(out / "numba-cache"))
     child = [sys.executable, "-c", _CHILD, a.gpu, a.workload, str(a.ctas)]
-    if not (out / "loop.o").exists():
+    # loop.o and the private cache belong to one version of the simulator's sources and to
+    # one GPU's compiled entry: otherwise the recorded child would recompile (numba checks
+    # the sources' times) and its samples would land in the compiler, not in loop.o
+    stamp = out / "sources"
+    memory = Path(__file__).resolve().parents[1] / "src" / "mdm" / "memory"
+    key = (
+        a.gpu
+        + "\n"
+        + "\n".join(f"{f.name} {f.stat().st_mtime_ns}" for f in sorted(memory.glob("*.py")))
+    )
+    if not (out / "loop.o").exists() or not stamp.exists() or stamp.read_text() != key:
+        shutil.rmtree(out / "numba-cache", ignore_errors=True)
+        (out / "loop.o").unlink(missing_ok=True)
         print("compiling the issue loop into a private numba cache (a few minutes) ...")
         subprocess.run([*child, "0", str(out)], env=env, check=True)
+        stamp.write_text(key)
     data = out / "perf.data"
     subprocess.run(
         ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", str(data)]
