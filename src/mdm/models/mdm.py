@@ -160,7 +160,7 @@ and DRAM reads, which warps at different phases overlap in the simulator).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -265,16 +265,25 @@ def kernel_end_drain(inp: KernelInput) -> tuple[float, float]:
     if inp.profile.n_intervals == 0:
         return 0.0, 0.0
     mi, _ = merge_blocked(inp, memory_inputs(inp, *final_wave(inp)))
+    n = mi.c.size  # the last interval alone from here on
+    mi = replace(
+        mi,
+        **{
+            f.name: v[-1:]
+            for f in fields(mi)
+            if isinstance(v := getattr(mi, f.name), np.ndarray) and v.shape == (n,)
+        },
+    )
     exposed, _ = queue_exposure(mi, graded=True)
-    hidden = (1.0 - float(exposed[-1])) * float(mi.sms * mi.m[-1])
-    noc, dram = hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[-1])
+    hidden = (1.0 - float(exposed[0])) * float(mi.sms * mi.m[0])
+    noc, dram = hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[0])
     if noc + dram <= 0:
         return 0.0, 0.0
     # a last interval lengthened to its bandwidth floor has moved its requests already
     s_noc, s_dram, _ = mdm_queue_stalls(mi, graded=True)
     mshr, q_noc, q_dram = pipelined_queues(mi, s_noc, s_dram, pipelined_extra_batches(mi))
     short, _ = floor_shortfall(mi, mi.c + mshr + q_noc + q_dram)
-    keep = max(noc + dram - float(short[-1]), 0.0) / (noc + dram)
+    keep = max(noc + dram - float(short[0]), 0.0) / (noc + dram)
     return noc * keep, dram * keep
 
 
