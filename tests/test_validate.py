@@ -90,6 +90,44 @@ def test_validate_subset_errors_and_summary(reference_dir: Path) -> None:
     assert list(k["kernel"]) == [0, 1]
 
 
+def test_speedup_error_per_sweep_point(reference_dir: Path) -> None:
+    """Each sweep point's IPC speedup over its baseline, simulated and predicted, and the
+    error of the predicted one; a model off by the same factor everywhere has none."""
+    res = validate(reference_dir, ["mdm", "gpumech"], RUNS, backend=fake_backend([]))
+    table = load_results(reference_dir / "results.csv").set_index("run_id")
+    ref0 = table.loc["gather__mdm_pascal__baseline"]
+    points = 0
+    for r in res.runs.itertuples():
+        if r.run_id.startswith("gather") and r.run_id != "gather__mdm_pascal__baseline":
+            ref = table.loc[r.run_id]
+            sim = (ref["warp_insts"] / ref["gpu_tot_sim_cycle"]) / (
+                ref0["warp_insts"] / ref0["gpu_tot_sim_cycle"]
+            )
+            # the fake's cycles: (1000 + len(extra_options)) x (1 for mdm, 2 for gpumech)
+            model = (1000.0 + len(ref0["extra_options"])) / (1000.0 + len(ref["extra_options"]))
+            assert r.speedup_sim == pytest.approx(sim)
+            assert r.speedup_model == pytest.approx(model)
+            assert r.speedup_error == pytest.approx(model / sim - 1.0)
+            points += 1
+        else:  # baselines
+            assert math.isnan(r.speedup_error) and math.isnan(r.speedup_sim)
+    assert points == 4  # two MSHR points x two models
+    s = res.summary["models"]
+    assert s["gpumech"]["mean_abs_error"] != pytest.approx(s["mdm"]["mean_abs_error"])
+    assert s["gpumech"]["mean_abs_speedup_error"] == pytest.approx(
+        s["mdm"]["mean_abs_speedup_error"]
+    )
+    pts = res.runs[(res.runs["model"] == "mdm") & res.runs["speedup_error"].notna()]
+    assert s["mdm"]["mean_abs_speedup_error"] == pytest.approx(pts["speedup_error"].abs().mean())
+    assert s["mdm"]["mean_abs_speedup_error_by_sweep"] == {
+        "l1_mshr": pytest.approx(pts["speedup_error"].abs().mean())
+    }
+    row = res.by_sweep[
+        (res.by_sweep["model"] == "mdm") & (res.by_sweep["sweep_param"] == "l1_mshr")
+    ]
+    assert row["mean_abs_speedup_error"].iloc[0] == pytest.approx(pts["speedup_error"].abs().mean())
+
+
 def test_ipc_error_is_eq11_signed() -> None:
     assert ipc_error(1.5, 1.0) == pytest.approx(0.5)
     assert ipc_error(0.5, 1.0) == pytest.approx(-0.5)

@@ -59,7 +59,8 @@ def validate(
                 typer.echo(
                     f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (MD "
                     f"{s['mean_abs_error_md']:.1%}, NMD {s['mean_abs_error_nmd']:.1%}, calib "
-                    f"{s['mean_abs_error_calib']:.1%}), mean Spearman {s['mean_spearman']:.2f}"
+                    f"{s['mean_abs_error_calib']:.1%}), mean Spearman {s['mean_spearman']:.2f}, "
+                    f"mean |speedup err| {s['mean_abs_speedup_error']:.1%}"
                 )
             else:
                 parts = ", ".join(f"{c} {v:.1%}" for c, v in s["mean_abs_error_by_class"].items())

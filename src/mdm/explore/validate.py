@@ -18,9 +18,10 @@ against the table (a mismatch is an error naming both files) and its per-kernel
 Summaries: mean |error| per model over all runs but the calibration microbenchmarks
 (``mean_abs_error``: the MD and NMD runs of the reference; ``calib`` reported apart as
 ``mean_abs_error_calib``), MD / NMD split, per
-architecture, per sweep parameter, and the Spearman rank correlation between model
+architecture, per sweep parameter, the Spearman rank correlation between model
 and reference IPC over each sweep (the sweep's runs plus the baseline of the same
-workload and architecture).
+workload and architecture), and the error of each sweep point's speedup over its
+baseline (:func:`with_speedups`; ``mean_abs_speedup_error``, also per sweep parameter).
 
 :func:`score` computes the errors and summaries of one table of runs; the hardware
 path (:mod:`mdm.explore.measured`) feeds it too.
@@ -304,19 +305,50 @@ def score(
     runs["ipc_model"] = runs["warp_insts_model"] / runs["cycles"]
     runs["error"] = ipc_error(runs["ipc_model"], runs["ipc_sim"])
     runs["abs_error"] = runs["error"].abs()
+    runs = with_speedups(runs)
 
     by_class = (
         runs.groupby(["model", "class"])["abs_error"].agg(["mean", "max", "count"]).reset_index()
     )
     by_sweep = (
-        runs.groupby(["model", "arch", "sweep_param"])["abs_error"]
-        .agg(["mean", "max", "count"])
+        runs.assign(_speedup=runs["speedup_error"].abs())
+        .groupby(["model", "arch", "sweep_param"])
+        .agg(
+            mean=("abs_error", "mean"),
+            max=("abs_error", "max"),
+            count=("abs_error", "count"),
+            mean_abs_speedup_error=("_speedup", "mean"),
+        )
         .reset_index()
     )
     spear = _spearman(runs)
     summary = _summary(runs, spear, extra_summary)
     summary["skipped"] = skipped
     return ValidationResult(runs, kernels, by_class, by_sweep, spear, summary)
+
+
+def with_speedups(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with each sweep point's speedup over its baseline, simulated and predicted.
+
+    For a run that is not a baseline and whose (model, arch, workload) has one:
+    ``speedup_sim = IPC_sim / IPC_sim(baseline)``, ``speedup_model`` the same with the
+    model's IPCs, and ``speedup_error = speedup_model / speedup_sim - 1`` (NaN for
+    baselines and points without one). A design-space question ("how much faster with
+    twice the DRAM bandwidth?", paper 001 Figs. 11-15) is answered by the speedup, and
+    a model biased by the same factor at the point and its baseline predicts it
+    exactly, whatever its eq. (11) error.
+    """
+    keys = ["model", "arch", "workload"]
+    base = runs[runs["sweep_param"] == "baseline"].drop_duplicates(keys)
+    base = base[[*keys, "ipc_sim", "ipc_model"]].rename(
+        columns={"ipc_sim": "_sim0", "ipc_model": "_model0"}
+    )
+    out = runs.merge(base, on=keys, how="left")
+    point = out["sweep_param"] != "baseline"
+    out["speedup_sim"] = (out["ipc_sim"] / out["_sim0"]).where(point)
+    out["speedup_model"] = (out["ipc_model"] / out["_model0"]).where(point)
+    out["speedup_error"] = out["speedup_model"] / out["speedup_sim"] - 1.0
+    return out.drop(columns=["_sim0", "_model0"])
 
 
 def _kernel_errors(
@@ -393,6 +425,7 @@ def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> di
     for model, g in runs.groupby("model"):
         app = g[g["class"] != "calib"]
         s = spear[spear["model"] == model]["spearman"].dropna()
+        change = app["speedup_error"].abs().dropna()
         res["models"][model] = {
             "mean_abs_error": _mean(app["abs_error"]),
             "mean_abs_error_md": _mean(g[g["class"] == "MD"]["abs_error"]),
@@ -404,6 +437,12 @@ def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> di
                 p: _mean(x["abs_error"]) for p, x in app.groupby("sweep_param")
             },
             "mean_spearman": float(s.mean()) if len(s) else math.nan,
+            "mean_abs_speedup_error": _mean(change),
+            "mean_abs_speedup_error_by_sweep": {
+                p: _mean(x["speedup_error"].abs())
+                for p, x in app.groupby("sweep_param")
+                if p != "baseline"
+            },
             "runs": int(len(g)),
         }
         if extra:

@@ -110,7 +110,8 @@ def validation_report(res: Any, out: str | Path) -> Path:
     sections.append(Section("Per class", tables=[res.by_class]))
     sections.append(Section("Per sweep parameter", tables=[res.by_sweep]))
     sections.append(Section("Spearman rank correlation of sweep trends", tables=[res.spearman]))
-    cols = [c for c in ["run_id", "class", "model", "ipc_sim", "ipc_model", "error"] if c in runs]
+    want = ["run_id", "class", "model", "ipc_sim", "ipc_model", "error", "speedup_error"]
+    cols = [c for c in want if c in runs]
     sections.append(Section("Per run", tables=[runs[cols]]))
     from mdm.explore.validate import CACHESIM_COLUMNS
 
