@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mdm.explore.validate import ValidationResult
+from mdm.explore.validate import ValidationResult, with_speedups
 from mdm.report.pages import sweep_report, validation_report
 
 
@@ -70,11 +70,15 @@ def test_validation_report(tmp_path: Path) -> None:
     )
     runs["error"] = (runs["ipc_model"] - runs["ipc_sim"]) / runs["ipc_sim"]
     runs["abs_error"] = runs["error"].abs()
+    runs = with_speedups(runs)
+    assert runs["speedup_sim"].tolist()[1] == 2.0 and runs["speedup_model"].tolist()[1] == 1.5 / 1.1
     empty = pd.DataFrame()
     summary = {"runs": 3, "models": {"mdm": {"mean_abs_error": 0.1, "mean_abs_error_nmd": np.nan}}}
     res = ValidationResult(runs, empty, empty, empty, empty, summary)
     validation_report(res, tmp_path)
     assert (tmp_path / "figures" / "fig5_a.svg").exists()
     assert (tmp_path / "figures" / "sweeps_a.png").exists()
+    assert (tmp_path / "figures" / "speedups_a.svg").exists()  # the one MD sweep point
+    assert "speedups_a.svg" in (tmp_path / "report.html").read_text()
     assert '"mean_abs_error_nmd": null' in (tmp_path / "summary.json").read_text()
     assert "fig5_a.svg" in (tmp_path / "report.html").read_text()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 
@@ -109,6 +110,42 @@ def lines(
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    return save(fig, stem)
+
+
+def predicted_vs_measured(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    hue: str,
+    stem: str | Path,
+    title: str = "",
+    label: str = "",
+) -> list[Path]:
+    """Scatter of ``y`` (predicted) against ``x`` (measured), one colour per ``hue``
+    value, with the ``y = x`` line of a perfect prediction (log axes: ratios)."""
+    d = df[[x, y, hue]].dropna()
+    d = d[(d[x] > 0) & (d[y] > 0)]
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    for key, g in d.groupby(hue, sort=False):
+        ax.scatter(g[x], g[y], s=18, alpha=0.8, label=str(key))
+    if len(d):
+        lo = float(min(d[x].min(), d[y].min())) / 1.1
+        hi = float(max(d[x].max(), d[y].max())) * 1.1
+        ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, label="y = x")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain ratios on the log axes, not 2 x 10^0
+        axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.tick_params(which="minor", labelsize=7)
+    ax.set_xlabel(f"{label} (reference)" if label else x)
+    ax.set_ylabel(f"{label} (model)" if label else y)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
     return save(fig, stem)
 
 

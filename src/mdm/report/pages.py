@@ -99,6 +99,17 @@ def validation_report(res: Any, out: str | Path) -> Path:
                 ylabel="|IPC error|",
                 percent=True,
             )
+        points = g[g["class"] != "calib"]
+        if "speedup_sim" in points and points["speedup_sim"].notna().any():
+            paths += figures.predicted_vs_measured(
+                points,
+                "speedup_sim",
+                "speedup_model",
+                "model",
+                figs / f"speedups_{_safe(str(arch))}",
+                title=f"{arch}: sweep points' speedup over the baseline",
+                label="speedup",
+            )
         sections.append(Section(f"Architecture {arch}", figures=paths))
     summ = pd.DataFrame(
         [
