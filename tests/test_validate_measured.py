@@ -198,6 +198,38 @@ def test_cli_measured_json_and_report(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "exactly one of --reference" in r.output
 
 
+def test_measured_dvfs_sweep_gets_speedup_errors(tmp_path: Path) -> None:
+    """A hardware DVFS sweep (same GPU, the SM clock lowered): each point's predicted
+    speedup over the baseline row against the measured one, in the CLI line too."""
+    rows = [
+        {"run_id": "b", "trace": STRIDE, "gpu": "mdm_pascal", "cycles": 1200, "class": "MD"},
+        {
+            "run_id": "p",
+            "trace": STRIDE,
+            "gpu": "mdm_pascal",
+            "time_us": 1.0,
+            "sm_clock_mhz": 1000,  # 1,000 cycles
+            "class": "MD",
+            "sweep_param": "sm_clock_mhz",
+            "sweep_value": "1000",
+        },
+    ]
+    path = _write(tmp_path / "dvfs.csv", rows)
+    res = validate_measured(path, ["mdm"], workers=1)
+    runs = res.runs.set_index("run_id")
+    cyc = runs["cycles"]  # the model's cycles at each clock
+    assert cyc["p"] != cyc["b"]
+    assert math.isnan(runs.loc["b", "speedup_error"])
+    assert runs.loc["p", "speedup_sim"] == pytest.approx(1200 / 1000)  # same instructions
+    assert runs.loc["p", "speedup_model"] == pytest.approx(cyc["b"] / cyc["p"])
+    want = (cyc["b"] / cyc["p"]) / (1200 / 1000) - 1
+    assert runs.loc["p", "speedup_error"] == pytest.approx(want)
+    assert res.summary["models"]["mdm"]["mean_abs_speedup_error"] == pytest.approx(abs(want))
+    args = ["validate", "--measured", str(path), "--models", "mdm", "--workers", "1"]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0 and f"mean |speedup err| {abs(want):.1%}" in r.output
+
+
 # ---------------------------------------------------------------- (c) bad rows
 GOOD = {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": "100"}
 

@@ -9,6 +9,7 @@ eq. 11), summaries, tables and report.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -65,9 +66,11 @@ def validate(
             else:
                 parts = ", ".join(f"{c} {v:.1%}" for c, v in s["mean_abs_error_by_class"].items())
                 gpus = ", ".join(f"{g} {v:.1%}" for g, v in s["mean_abs_error_by_gpu"].items())
+                speed = s["mean_abs_speedup_error"]
                 typer.echo(
                     f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (per class: {parts}; "
                     f"per gpu: {gpus})"
+                    + (f", mean |speedup err| {speed:.1%}" if math.isfinite(speed) else "")
                 )
         cache = res.summary.get("cache_simulation")
         if cache:
