@@ -6,11 +6,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdm.errors import ConfigError
-from mdm.explore.validate import ipc_error, load_results, validate
+from mdm.explore.validate import ipc_error, load_results, validate, with_speedups
 
 RUNS = [
     "stencil2d__mdm_pascal__baseline",
@@ -126,6 +129,35 @@ def test_speedup_error_per_sweep_point(reference_dir: Path) -> None:
         (res.by_sweep["model"] == "mdm") & (res.by_sweep["sweep_param"] == "l1_mshr")
     ]
     assert row["mean_abs_speedup_error"].iloc[0] == pytest.approx(pts["speedup_error"].abs().mean())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sim=st.lists(st.floats(0.1, 100.0), min_size=2, max_size=6),
+    bias=st.floats(0.2, 5.0),
+    noise=st.lists(st.floats(0.5, 2.0), min_size=6, max_size=6),
+)
+def test_speedups_ignore_a_constant_bias(sim: list[float], bias: float, noise: list[float]) -> None:
+    """A model whose IPCs are the reference's times one factor has no speedup error;
+    scaling a model's IPCs by a factor never changes its speedups."""
+    n = len(sim)
+    runs = pd.DataFrame(
+        {
+            "model": ["m"] * n,
+            "arch": ["a"] * n,
+            "workload": ["w"] * n,
+            "sweep_param": ["baseline"] + ["x"] * (n - 1),
+            "ipc_sim": sim,
+            "ipc_model": [bias * v for v in sim],
+        }
+    )
+    out = with_speedups(runs)
+    assert out["speedup_error"].isna().tolist() == [True] + [False] * (n - 1)
+    assert out["speedup_error"].iloc[1:].abs().max() < 1e-9
+    noisy = runs.assign(ipc_model=[v * k for v, k in zip(sim, noise, strict=False)])
+    scaled = noisy.assign(ipc_model=noisy["ipc_model"] * bias)
+    a, b = with_speedups(noisy)["speedup_error"], with_speedups(scaled)["speedup_error"]
+    assert np.allclose(a.iloc[1:], b.iloc[1:], rtol=1e-9)
 
 
 def test_ipc_error_is_eq11_signed() -> None:
