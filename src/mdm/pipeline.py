@@ -56,7 +56,6 @@ from mdm.profile.interval import (
     exec_unit_costs,
     gpu_latencies,
     interval_profile,
-    l1_entry_bytes,
     shared_bank_passes,
 )
 from mdm.profile.representative import representative_warp
@@ -369,7 +368,7 @@ def kernel_input(
         lat.pc.tobytes(),
         lat.pc_cycles.tobytes(),
         gpu.l1.banks,
-        l1_entry_bytes(gpu),
+        gpu.l1.request_bytes,
         gpu.sm.issue_width,
         gpu.sm.dual_issue_diff_units,
         merge_threshold,
@@ -387,7 +386,7 @@ def kernel_input(
             dual_issue_diff_units=gpu.sm.dual_issue_diff_units,
             unit_costs=units,
             shared_banks=shared,
-            l1_entry_bytes=l1_entry_bytes(gpu),
+            l1_entry_bytes=gpu.l1.request_bytes,
         )
         if profiles is not None:
             for col in vars(prof).values():

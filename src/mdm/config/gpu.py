@@ -216,6 +216,12 @@ class L1Config(_Strict):
     def sets(self) -> int:
         return self.size_bytes // (self.ways * self.line_bytes)
 
+    @property
+    def request_bytes(self) -> int:
+        """Bytes one L1 request to the L2 moves, and one MSHR entry covers: a sector of a
+        sectored L1, else a line."""
+        return self.sector_bytes if self.sectored else self.line_bytes
+
 
 class L2Config(_Strict):
     size_bytes: int = Field(ge=1024, description="total over all banks")

@@ -291,8 +291,7 @@ def _l2_port_cycles(gpu: GPUConfig, n_active: int) -> float:
     if gpu.noc.fifo_crossbar:
         banks = gpu.l2.banks
         rate *= fifo_crossbar_packets_per_cycle(n_active, banks) / min(n_active, banks)
-    l1 = gpu.l1
-    return (l1.sector_bytes if l1.sectored else l1.line_bytes) / (rate / gpu.core_clock_ghz)
+    return gpu.l1.request_bytes / (rate / gpu.core_clock_ghz)
 
 
 def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -603,8 +602,7 @@ def simulate_kernel(
         l1_port,
         1.0 / l1c.banks,
         np.zeros(gpu.n_sm, np.float64),  # NoC reply share free time
-        (l1c.sector_bytes if l1c.sectored else l1c.line_bytes)
-        / _sm_reply_bytes_per_cycle(gpu, max(lay.n_active_sms, 1)),
+        l1c.request_bytes / _sm_reply_bytes_per_cycle(gpu, max(lay.n_active_sms, 1)),
         l2.dram_free,
         np.arange(gpu.l2.banks, dtype=np.int64) * gpu.dram.channels // gpu.l2.banks,
         gpu.dram_bytes_per_cycle / gpu.dram.channels,

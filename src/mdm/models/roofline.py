@@ -42,7 +42,7 @@ def noc_bytes_per_cycle(gpu: GPUConfig, sms: int) -> float:
 
 def request_bytes(gpu: GPUConfig) -> int:
     """Bytes one L1-to-L2 request moves: a sector for a sectored L1, else a line."""
-    return gpu.l1.sector_bytes if gpu.l1.sectored else gpu.l1.line_bytes
+    return gpu.l1.request_bytes
 
 
 def l2_access_bytes(gpu: GPUConfig) -> int:

@@ -117,8 +117,8 @@ tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
 warp's own counts are used.
 
 Entry reads (``entry_reads``, with ``l1_entry_bytes``: the L1's line, or its sector when
-sectored, as one MSHR entry covers): per interval, the most read instructions of the
-warp that touch one entry, each counted once per entry (the coalescer sends one request
+sectored, as one MSHR entry covers: :attr:`mdm.config.gpu.L1Config.request_bytes`): per
+interval, the most read instructions of the warp that touch one entry, each counted once per entry (the coalescer sends one request
 per entry), over the entries whose first read in the interval misses. Choice: "misses"
 when more than half of that instruction's L1 requests miss (its PC's share over all
 warps, or the tracked warp's own); the reads of one interval issue back to back, so a
@@ -688,11 +688,6 @@ def _miss_fraction(
     acc = stats.l1_accesses.astype(np.float64)
     per_pc = np.divide(stats.l1_misses, acc, out=np.zeros_like(acc), where=acc > 0)
     return _at_pcs(stats, kernel.pc[a:b], per_pc)[0]
-
-
-def l1_entry_bytes(gpu: GPUConfig) -> int:
-    """Bytes one L1 MSHR entry covers: a sector of a sectored L1, else a line."""
-    return gpu.l1.sector_bytes if gpu.l1.sectored else gpu.l1.line_bytes
 
 
 def entry_reads(
