@@ -122,6 +122,14 @@ def l1_blocking_entries(gpu: GPUConfig) -> int:
     return entries
 
 
+def md_and_m(
+    read: np.ndarray, write: np.ndarray, warps: int, mshrs: int | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(md, M)`` per interval: eq. (2) ``M^Read x W > #MSHRs`` and eq. (3) ``M =
+    min(M^Read W, #MSHRs) + M^Write W``."""
+    return read * warps > mshrs, np.minimum(read * warps, mshrs) + write * warps
+
+
 def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     """Evaluate eqs. (2)-(4), (7), (8) of paper 001 for ``warps`` warps per SM on ``sms`` SMs.
 
@@ -163,8 +171,7 @@ def memory_inputs(inp: KernelInput, warps: int, sms: int) -> MemoryInputs:
     read = prof.read_misses
     write = prof.write_reqs
     miss = prof.l2_miss_rate
-    md = read * warps > mshrs  # eq. (2)
-    m = np.minimum(read * warps, mshrs) + write * warps  # eq. (3)
+    md, m = md_and_m(read, write, warps, mshrs)  # eqs. (2), (3)
     l_min_llc = gpu.l1.hit_latency_cycles + gpu.l2_hit_latency_cycles
     l_min_dram = gpu.dram_latency_cycles
     l0 = l_min_llc + miss * l_min_dram  # eq. (4)

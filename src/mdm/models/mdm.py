@@ -171,6 +171,7 @@ from mdm.models.interval import (
     WaveTerms,
     common_details,
     final_wave,
+    md_and_m,
     memory_inputs,
     predict_interval_model,
     stack_terms,
@@ -192,8 +193,7 @@ def merge_blocked(inp: KernelInput, mi: MemoryInputs) -> tuple[MemoryInputs, np.
     if not blocked.any():
         return mi, none
     entries = np.where(blocked, np.minimum(mi.mshrs, gpu.sm.schedulers * mi.read), mi.mshrs)
-    md = mi.read * mi.warps > entries  # eq. (2)
-    m = np.minimum(mi.read * mi.warps, entries) + mi.write * mi.warps  # eq. (3)
+    md, m = md_and_m(mi.read, mi.write, mi.warps, entries)  # eqs. (2), (3)
     return replace(mi, mshrs=entries, md=md, m=m), blocked
 
 
