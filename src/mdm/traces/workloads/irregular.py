@@ -43,6 +43,27 @@ def random_csr(
     return row_ptr, col
 
 
+def random_graph(
+    rng: np.random.Generator,
+    n: int,
+    mean_degree: float,
+    frontier_frac: float,
+    visited_frac: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Random graph and BFS level state: ``(deg, start_of, edges, frontier, visited)``.
+
+    Node degree ``1 + Poisson(mean_degree - 1)``, neighbours uniform; ``start_of[n+1]``
+    the CSR offsets; a node is in the frontier with probability ``frontier_frac`` and
+    visited if in the frontier or with probability ``visited_frac``.
+    """
+    deg = 1 + rng.poisson(mean_degree - 1.0, size=n)
+    start_of = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    edges = rng.integers(0, n, size=int(start_of[-1]))
+    frontier = rng.random(n) < frontier_frac
+    visited = frontier | (rng.random(n) < visited_frac)
+    return deg, start_of, edges, frontier, visited
+
+
 def _lane_gather(table: np.ndarray, start: np.ndarray, j: int, trips: np.ndarray) -> np.ndarray:
     """``table[start + j]`` per lane, 0 where the lane has no ``j``-th element."""
     pos = np.where(trips > j, start + j, 0)
@@ -182,12 +203,9 @@ def bfs(
     check_param("tail", tail, 0)
     n = ctas * threads - tail
     check_param("nodes = ctas*threads - tail", n, 1)
-    rng = np.random.default_rng(seed)
-    deg = 1 + rng.poisson(mean_degree - 1.0, size=n)
-    start_of = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
-    edges = rng.integers(0, n, size=int(start_of[-1]))
-    frontier = rng.random(n) < frontier_frac
-    visited = frontier | (rng.random(n) < visited_frac)
+    deg, start_of, edges, frontier, visited = random_graph(
+        np.random.default_rng(seed), n, mean_degree, frontier_frac, visited_frac
+    )
     p_node, p_edge, p_front, p_upd, p_vis, p_cost = array_bases(
         [8 * n, 4 * edges.size, n, n, n, 4 * n]
     )

@@ -184,6 +184,12 @@ def vecadd(
     return AppTrace([Memcpy(a, 4 * n), Memcpy(b, 4 * n), kt], name="vecadd")
 
 
+def gather_indices(seed: int, n: int, xsize: int) -> np.ndarray:
+    """``gather``'s ``idx[n]``: uniform in ``[0, xsize)``, from ``default_rng(seed)``
+    (also the input of the hardware harness under ``benchmarks/hardware``)."""
+    return np.random.default_rng(seed).integers(0, xsize, size=n, dtype=np.int64)
+
+
 def gather(
     seed: int = 0,
     *,
@@ -204,7 +210,7 @@ def gather(
     check_param("tail", tail, 0)
     total = ctas * threads
     n = check_param("n = ctas*threads*iters - tail", total * iters - tail)
-    idx = np.random.default_rng(seed).integers(0, xsize, size=n, dtype=np.int64)
+    idx = gather_indices(seed, n, xsize)
     pidx, px, py = array_bases([4 * n, 4 * xsize, 4 * n])
 
     def _body(g: Geometry, em: Emitter) -> None:

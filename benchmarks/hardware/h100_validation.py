@@ -1,0 +1,255 @@
+"""Validation on a real GPU: the built-in workloads run on the hardware, timed by Nsight
+Compute, against the models on the matching preset. Three steps::
+
+    # 1. here: inputs of the random workloads, written by the generators' own functions
+    python benchmarks/hardware/h100_validation.py prepare hw_inputs
+    # 2. on the GPU machine (nvcc, ncu): build mdm_hw.cu, profile every case
+    OUT=results bash benchmarks/hardware/run_device.sh hw_inputs
+    # 3. here: ncu output -> measured table (+ cache hit rates beside mdm's)
+    python benchmarks/hardware/h100_validation.py collect results --out benchmarks/hardware/h100
+    mdm validate --measured benchmarks/hardware/h100/measured.csv --out out/hw --json
+
+``CASES`` size each workload for two to four waves of thread blocks on an H100's 132
+SMs (the reference's traces are sized for two waves on 28 SMs). ``collect`` splits the
+concatenated ncu files at their ``### <case>`` markers, drops the L2-flush launches,
+matches the rest to the trace's kernels with :func:`mdm.explore.ncu.ncu_to_measured`
+(same kernel count and function names, else an error naming the file and line) and
+writes ``measured.csv`` (``trace`` = the ``builtin:`` spec, ``gpu`` = ``h100``, the SM
+clock ncu ran at) and ``memory.csv``: the hardware's L1 and L2 sector hit rates of
+global loads and DRAM sectors beside mdm's cache simulation on the same preset. The
+trimmed ncu records of every case (also of tagged experiments such as
+``fetch32_time.csv``) are kept under ``ncu/``, with ``gpu.txt`` and ``latency.csv``
+(``mdm_hw latency``, the pointer-chase probe) when the results folder has them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+
+from mdm.traces.workloads import WORKLOADS, md_class_of
+from mdm.traces.workloads.irregular import random_csr, random_graph
+from mdm.traces.workloads.streaming import gather_indices
+
+GPU = "h100"
+SMS_WAVE = 132 * 8  # blocks of 256 threads per wave on an H100 (2048 threads per SM)
+
+#: case id -> (workload, size parameters); the others at the generator's defaults.
+CASES: dict[str, tuple[str, dict[str, int | float]]] = {
+    "vecadd": ("vecadd", {"ctas": 4 * SMS_WAVE, "iters": 4}),
+    "stride1": ("stride", {"ctas": 4 * SMS_WAVE, "gs": 1}),
+    "stride32": ("stride", {"ctas": 4 * SMS_WAVE, "gs": 32}),
+    "gather_l2": ("gather", {"ctas": 2 * SMS_WAVE, "iters": 4, "xsize": 1 << 20}),
+    "gather_dram": ("gather", {"ctas": 2 * SMS_WAVE, "iters": 2, "xsize": 1 << 25}),
+    "kmeans": ("kmeans", {"ctas": 4 * SMS_WAVE}),
+    "spmv_csr": ("spmv_csr", {"ctas": 2 * SMS_WAVE}),
+    "bfs": ("bfs", {"ctas": 2 * SMS_WAVE}),
+    "stencil2d": ("stencil2d", {"W": 1024, "H": 1024}),
+    "gemm_tiled": ("gemm_tiled", {"M": 1024, "N": 512, "K": 64}),
+    "transpose": ("transpose", {"W": 2048, "H": 2048, "pad": 0}),
+    "transpose_padded": ("transpose", {"W": 2048, "H": 2048, "pad": 1}),
+}
+
+TIME_METRICS = [
+    "sm__cycles_elapsed.avg",
+    "gpc__cycles_elapsed.max",
+    "gpu__time_duration.sum",
+    "sm__cycles_elapsed.avg.per_second",
+    "smsp__inst_executed.sum",
+]
+MEM_METRICS = [
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+    "dram__sectors_read.sum",
+    "dram__sectors_write.sum",
+]
+
+
+def full_params(case: str) -> tuple[str, dict[str, int | float]]:
+    """The workload and all its size parameters (defaults filled in)."""
+    name, params = CASES[case]
+    return name, {**WORKLOADS[name].params, **params}
+
+
+def spec(case: str) -> str:
+    """The ``builtin:`` trace spec of a case (only the parameters the case sets)."""
+    name, params = CASES[case]
+    return f"builtin:{name}?{urlencode(params)}"
+
+
+def _write(path: Path, a: np.ndarray, dtype: type) -> None:
+    if a.size and (a.min() < np.iinfo(dtype).min or a.max() > np.iinfo(dtype).max):
+        raise ValueError(f"{path}: values do not fit {np.dtype(dtype).name}")
+    a.astype(dtype).tofile(path)
+
+
+def prepare(out: Path) -> None:
+    """Inputs of the random workloads and ``cases.txt`` (one ``id workload k=v ...`` per
+    line) for ``run_device.sh``."""
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for case in CASES:
+        name, p = full_params(case)
+        d = out / case
+        d.mkdir(exist_ok=True)
+        seed = 0
+        if name == "gather":
+            n = p["ctas"] * p["threads"] * p["iters"] - p["tail"]
+            _write(d / "idx.i32", gather_indices(seed, int(n), int(p["xsize"])), np.int32)
+        elif name == "spmv_csr":
+            rows = int(p["ctas"] * p["threads"] - p["tail"])
+            rp, col = random_csr(
+                np.random.default_rng(seed), rows, p["mean_extra"], p["band_frac"], int(p["band"])
+            )
+            _write(d / "row_ptr.i32", rp, np.int32)
+            _write(d / "col.i32", col, np.int32)
+        elif name == "bfs":
+            n = int(p["ctas"] * p["threads"] - p["tail"])
+            deg, start, edges, front, vis = random_graph(
+                np.random.default_rng(seed),
+                n,
+                p["mean_degree"],
+                p["frontier_frac"],
+                p["visited_frac"],
+            )
+            _write(d / "nodes.i32", np.stack([start[:-1], deg], axis=1).ravel(), np.int32)
+            _write(d / "edges.i32", edges, np.int32)
+            _write(d / "mask.u8", front, np.uint8)
+            _write(d / "visited.u8", vis, np.uint8)
+        args = " ".join(f"{k}={int(v) if float(v).is_integer() else v}" for k, v in p.items())
+        lines.append(f"{case} {name} {args} data={d.name}")
+    (out / "cases.txt").write_text("\n".join(lines) + "\n")
+    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    print(f"{len(lines)} cases, {size / 2**20:.1f} MiB of inputs in {out}")
+
+
+KEEP = ["ID", "Kernel Name", "Grid Size", "Block Size"]
+EXTRA_METRICS = [
+    "launch__shared_mem_config_size",
+    "launch__occupancy_limit_shared_mem",
+    "launch__registers_per_thread",
+]
+
+
+def split(path: Path) -> dict[str, list[str]]:
+    """The CSV records of a concatenated ``ncu --csv --page raw`` file per ``### case``
+    marker: the L2-flush launches and non-CSV lines dropped, and only the columns
+    :data:`KEEP` and the metrics kept (ncu's raw page has some 300 launch attributes)."""
+    parts: dict[str, list[str]] = {}
+    cur, cols = None, None
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.match(r"^### (\S+)$", line)
+        if m:
+            cur, cols = m.group(1), None
+            parts[cur] = []
+            continue
+        if cur is None or not line.startswith('"') or "l2_flush_kernel" in line:
+            continue
+        fields = next(csv.reader([line]))
+        if cols is None:  # the header of this case's ncu run
+            want = KEEP + TIME_METRICS + MEM_METRICS + EXTRA_METRICS
+            cols = [i for i, f in enumerate(fields) if f in want]
+        buf = io.StringIO()
+        csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="").writerow(
+            [fields[i] if i < len(fields) else "" for i in cols]
+        )
+        parts[cur].append(buf.getvalue())
+    return parts
+
+
+def collect(results: Path, out: Path) -> None:
+    """``measured.csv`` and ``memory.csv`` from ``run_device.sh``'s output folder."""
+    from mdm.config import load_gpu
+    from mdm.explore.ncu import ncu_to_measured, read_ncu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import load_trace
+
+    out.mkdir(parents=True, exist_ok=True)
+    raw = out / "ncu"
+    raw.mkdir(exist_ok=True)
+    tables, mem_rows = [], []
+    for extra in ("gpu.txt", "latency.csv"):
+        if (results / extra).exists():
+            (out / extra).write_text((results / extra).read_text())
+    for src in sorted(results.glob("*.csv")):
+        tag, _, kind = src.stem.rpartition("_")
+        if kind not in ("time", "mem"):
+            continue
+        for case, lines in split(src).items():
+            if case not in CASES:
+                raise SystemExit(f"{src}: unknown case {case!r}")
+            f = raw / f"{case}.{src.stem}.csv"
+            f.write_text("\n".join(lines) + "\n")
+            if tag:  # an experiment (e.g. fetch32_time.csv): kept, not tabulated
+                continue
+            if kind == "time":
+                name, p = CASES[case]
+                df = ncu_to_measured(f, spec(case), GPU, klass=md_class_of(name, **p))
+                df.insert(0, "run_id", [f"{case}__{GPU}__k{k}" for k in df["kernel"]])
+                tables.append(df)
+            else:
+                gpu = load_gpu(GPU)
+                app = load_trace(spec(case))
+                sim = simulate_app(app, gpu)
+                for k, (lu, ks) in enumerate(zip(read_ncu(f), sim.kernels, strict=True)):
+                    m = {
+                        n: float(v[1].replace(",", ""))
+                        for n, v in lu.metrics.items()
+                        if n in MEM_METRICS
+                    }
+                    l1 = m.get(MEM_METRICS[0], np.nan)
+                    l2 = m.get(MEM_METRICS[2], np.nan)
+                    mem_rows.append(
+                        {
+                            "case": case,
+                            "kernel": k,
+                            "hw_l1_sectors": l1,
+                            "mdm_l1_accesses": ks.l1_read_accesses,
+                            "hw_l1_hit": m.get(MEM_METRICS[1], np.nan) / l1 if l1 else np.nan,
+                            "mdm_l1_hit": ks.l1_read_hits / max(ks.l1_read_accesses, 1),
+                            "mdm_l1_pending_hit": ks.l1_read_pending_hits
+                            / max(ks.l1_read_accesses, 1),
+                            "hw_l2_rd_sectors": l2,
+                            "mdm_l2_rd_accesses": ks.l2_read_accesses,
+                            "hw_l2_hit": m.get(MEM_METRICS[3], np.nan) / l2 if l2 else np.nan,
+                            "mdm_l2_hit": 1.0 - ks.l2_read_miss_rate,
+                            "hw_dram_rd_sectors": m.get(MEM_METRICS[4], np.nan),
+                            "mdm_dram_rd_sectors": ks.dram_read_bytes / 32,
+                            "hw_dram_wr_sectors": m.get(MEM_METRICS[5], np.nan),
+                            "mdm_dram_wr_sectors": ks.dram_write_bytes / 32,
+                        }
+                    )
+    if tables:
+        measured = pd.concat(tables, ignore_index=True)
+        measured.to_csv(out / "measured.csv", index=False)
+        print(measured.to_string(index=False))
+    if mem_rows:
+        pd.DataFrame(mem_rows).to_csv(out / "memory.csv", index=False)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("out", type=Path)
+    c = sub.add_parser("collect")
+    c.add_argument("results", type=Path)
+    c.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    a = ap.parse_args()
+    if a.cmd == "prepare":
+        prepare(a.out)
+    else:
+        collect(a.results, a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,460 @@
+// The built-in workloads of mdm (src/mdm/traces/workloads) as CUDA kernels, for
+// measuring them on real hardware and comparing with the models' predictions.
+//
+// Each kernel computes what the generator's docstring says, with the generator's
+// launch geometry, array sizes and access order; random inputs (gather indices, the
+// CSR matrix, the BFS graph) are read from the binary files that
+// benchmarks/hardware/h100_validation.py writes from the generators' own functions, so
+// the hardware touches the same addresses (up to array base) as the trace. The SASS is
+// the target's (e.g. sm_90), not the trace's Pascal SASS: instruction counts differ
+// (ncu's smsp__inst_executed.sum says by how much), memory traffic does not.
+//
+// Before the workload's kernels the L2 is emptied of the inputs (the models start from
+// cold caches and do not model memcpy): l2_flush_kernel reads a buffer of 4x the L2's
+// size. Profile with `ncu --cache-control none` so that the L2 keeps its contents
+// between the workload's kernels, as in the models and in Accel-Sim.
+//
+// Usage: mdm_hw WORKLOAD key=value ... [data=DIR] [l2fetch=BYTES]; mdm_hw latency: the
+// pointer-chase latency probe (CSV lines "latency,KiB,bypass_l1,cycles,ns,MHz")
+// (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
+// Every size parameter of the workload must be given (the Python side passes them all).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#define CK(x)                                                                        \
+  do {                                                                               \
+    cudaError_t e_ = (x);                                                            \
+    if (e_ != cudaSuccess) {                                                         \
+      fprintf(stderr, "mdm_hw: %s:%d: %s: %s\n", __FILE__, __LINE__, #x,             \
+              cudaGetErrorString(e_));                                               \
+      exit(2);                                                                       \
+    }                                                                                \
+  } while (0)
+
+static void die(const std::string& msg) {
+  fprintf(stderr, "mdm_hw: %s\n", msg.c_str());
+  exit(2);
+}
+
+struct Args {
+  std::map<std::string, std::string> kv;
+  long i(const char* k) const {
+    auto it = kv.find(k);
+    if (it == kv.end()) die(std::string("missing parameter ") + k);
+    char* end = nullptr;
+    long v = strtol(it->second.c_str(), &end, 10);
+    if (*end) die(std::string("parameter ") + k + " is not an integer: " + it->second);
+    return v;
+  }
+  double f(const char* k) const {
+    auto it = kv.find(k);
+    if (it == kv.end()) die(std::string("missing parameter ") + k);
+    return atof(it->second.c_str());
+  }
+  std::string s(const char* k) const {
+    auto it = kv.find(k);
+    if (it == kv.end()) die(std::string("missing parameter ") + k);
+    return it->second;
+  }
+};
+
+template <typename T>
+static std::vector<T> read_file(const std::string& path, size_t count) {
+  FILE* fp = fopen(path.c_str(), "rb");
+  if (!fp) die("cannot open " + path);
+  std::vector<T> v(count);
+  size_t got = fread(v.data(), sizeof(T), count, fp);
+  int extra = fgetc(fp);
+  fclose(fp);
+  if (got != count || extra != EOF)
+    die(path + ": expected exactly " + std::to_string(count) + " elements of " +
+        std::to_string(sizeof(T)) + " B");
+  return v;
+}
+
+template <typename T>
+static T* to_device(const std::vector<T>& h) {
+  T* d = nullptr;
+  CK(cudaMalloc(&d, h.size() * sizeof(T)));
+  CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+static T* filled(size_t count, T value) {
+  std::vector<T> h(count, value);
+  return to_device(h);
+}
+
+// ---------------------------------------------------------------- L2 flush
+__global__ void l2_flush_kernel(const float4* buf, size_t n, float* sink) {
+  float acc = 0.f;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = buf[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 123456.f) *sink = acc;
+}
+
+static void flush_l2() {
+  int dev = 0, l2 = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  size_t bytes = 4 * (size_t)l2;
+  float4* buf = nullptr;
+  float* sink = nullptr;
+  CK(cudaMalloc(&buf, bytes));
+  CK(cudaMalloc(&sink, sizeof(float)));
+  CK(cudaMemset(buf, 0, bytes));
+  l2_flush_kernel<<<4 * sms, 1024>>>(buf, bytes / sizeof(float4), sink);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  CK(cudaFree(buf));
+  CK(cudaFree(sink));
+}
+
+// ---------------------------------------------------------------- stride (Listing 1)
+// output[tid][i] = input[GS*ix + i]^2 for i < n; output is shared (volatile, so the
+// stores, and hence the loads, are kept).
+#define STRIDE_KERNEL(GS)                                                           \
+  __global__ void strided_square_kernel_GS##GS(const float* input, int n) {         \
+    extern __shared__ float sh_out[];                                               \
+    volatile float* out = sh_out;                                                   \
+    int ix = blockIdx.x * blockDim.x + threadIdx.x;                                 \
+    _Pragma("unroll 1")                                                             \
+    for (int i = 0; i < n; i++) {                                                   \
+      float v = input[(size_t)(GS) * ix + i];                                       \
+      out[threadIdx.x * n + i] = v * v;                                             \
+    }                                                                               \
+  }
+STRIDE_KERNEL(1)
+STRIDE_KERNEL(32)
+
+// Loops whose trip count is a run-time value are kept rolled (`unroll 1`), as in the
+// traces: unrolling would issue several iterations' loads together and change the
+// memory-level parallelism the trace describes.
+
+// ---------------------------------------------------------------- vecadd, gather
+__global__ void vecAdd(const float* a, const float* b, float* c, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    c[i] = a[i] + b[i];
+}
+
+__global__ void gather_kernel(const float* x, const int* idx, float* y, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    y[i] = x[idx[i]];
+}
+
+// ---------------------------------------------------------------- kmeans assignment
+__constant__ float c_clusters[64 * 200];
+
+template <int NF, int K>
+__global__ void kmeansPoint(float* features, int nfeatures, int npoints, int nclusters,
+                            int* membership, float* clusters, float* unused_f,
+                            int* unused_i) {
+  int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= npoints) return;
+  float f[NF];
+#pragma unroll
+  for (int j = 0; j < NF; j++) f[j] = features[(size_t)p * NF + j];
+  float best = 3.0e38f;
+  int arg = 0;
+#pragma unroll
+  for (int c = 0; c < K; c++) {
+    float d = 0.f;
+#pragma unroll
+    for (int j = 0; j < NF; j++) {
+      float t = f[j] - c_clusters[c * NF + j];
+      d += t * t;
+    }
+    if (d < best) {
+      best = d;
+      arg = c;
+    }
+  }
+  membership[p] = arg;
+}
+
+// ---------------------------------------------------------------- spmv, bfs
+__global__ void spmv_csr_scalar_kernel(int rows, const int* row_ptr, const int* col,
+                                       const float* val, const float* x, float* y) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    float s = 0.f;
+    int b = row_ptr[r], e = row_ptr[r + 1];
+#pragma unroll 1
+    for (int j = b; j < e; j++) s += val[j] * __ldg(&x[col[j]]);
+    y[r] = s;
+  }
+}
+
+struct __align__(8) Node {
+  int starting;
+  int no_of_edges;
+};
+
+__global__ void bfs_kernel(Node* nodes, int* edges, bool* mask, bool* updating,
+                           bool* visited, int* cost, int n) {
+  int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid < n && mask[tid]) {
+    mask[tid] = false;
+    int c = cost[tid];
+    Node nd = nodes[tid];
+#pragma unroll 1
+    for (int i = nd.starting; i < nd.starting + nd.no_of_edges; i++) {
+      int id = edges[i];
+      if (!visited[id]) {
+        cost[id] = c + 1;
+        updating[id] = true;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- dense
+__global__ void jacobi5pt_kernel(const float* in, float* out, int w, int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x < 1 || x >= w - 1 || y < 1 || y >= h - 1) return;
+  int i = y * w + x;
+  float c = in[i], l = in[i - 1], r = in[i + 1], u = in[i - w], d = in[i + w];
+  out[i] = 0.2f * c + 0.2f * (((l + r) + u) + d);
+}
+
+__global__ void sgemm_tiled16(const float* A, const float* B, float* C, int M, int N,
+                              int K) {
+  __shared__ float As[16][16];
+  __shared__ float Bs[16][16];
+  int tx = threadIdx.x, ty = threadIdx.y;
+  int row = blockIdx.y * 16 + ty, col = blockIdx.x * 16 + tx;
+  float sum = 0.f;
+  for (int t = 0; t < K / 16; t++) {
+    As[ty][tx] = A[row * K + t * 16 + tx];
+    Bs[ty][tx] = B[(t * 16 + ty) * N + col];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < 16; k++) sum += As[ty][k] * Bs[k][tx];
+    __syncthreads();
+  }
+  C[row * N + col] = sum;
+}
+
+#define TRANSPOSE_KERNEL(NAME, PAD)                                                 \
+  __global__ void NAME(float* out, const float* in, int W, int H) {                 \
+    __shared__ float tile[32][32 + (PAD)];                                          \
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;       \
+    for (int j = 0; j < 32; j += 8) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * W + x]; \
+    __syncthreads();                                                                \
+    x = blockIdx.y * 32 + threadIdx.x;                                              \
+    y = blockIdx.x * 32 + threadIdx.y;                                              \
+    for (int j = 0; j < 32; j += 8) out[(y + j) * H + x] = tile[threadIdx.x][threadIdx.y + j]; \
+  }
+TRANSPOSE_KERNEL(transpose_tile32, 0)
+TRANSPOSE_KERNEL(transpose_tile32_padded, 1)
+
+
+// ---------------------------------------------------------------- latency probe
+// One thread follows a random cyclic chain of pointers, one per 128 B line, over a
+// footprint: the load-to-use latency of an L1 hit (default loads, small footprint), an
+// L2 hit (ld.global.cg, L1 bypassed) and an L2 miss (ld.global.cg, footprint >> L2), in
+// SM cycles (clock64) and ns (%globaltimer), as paper 001's pointer-chase calibration.
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void latency_probe(const unsigned* chain, int steps, int bypass_l1,
+                              unsigned long long* out) {
+  unsigned p = 0;
+  for (int i = 0; i < steps; i++) p = bypass_l1 ? __ldcg(&chain[p]) : chain[p];  // warm
+  long long c0 = clock64();
+  unsigned long long t0 = gtimer();
+  for (int i = 0; i < steps; i++) p = bypass_l1 ? __ldcg(&chain[p]) : chain[p];
+  long long c1 = clock64();
+  unsigned long long t1 = gtimer();
+  out[0] = (unsigned long long)(c1 - c0);
+  out[1] = t1 - t0;
+  out[2] = p;
+}
+
+static void latency(const Args& a) {
+  // footprints in KiB; each prints: footprint, bypass, cycles/load, ns/load, MHz
+  const long kib[] = {16, 64, 1024, 4096, 16384, 32768, 131072, 524288, 2097152};
+  const int words = 32;  // 128 B between consecutive pointers (one line each)
+  unsigned long long* d_out = nullptr;
+  CK(cudaMalloc(&d_out, 3 * sizeof(unsigned long long)));
+  for (long k : kib) {
+    size_t lines = (size_t)k * 1024 / 128;
+    std::vector<unsigned> order(lines);
+    for (size_t i = 0; i < lines; i++) order[i] = (unsigned)i;
+    unsigned long long x = 88172645463325252ull;  // xorshift64, fixed seed
+    for (size_t i = lines - 1; i > 0; i--) {
+      x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+      size_t j = x % (i + 1);
+      std::swap(order[i], order[j]);
+    }
+    std::vector<unsigned> chain(lines * words, 0);
+    for (size_t i = 0; i < lines; i++)
+      chain[(size_t)order[i] * words] = order[(i + 1) % lines] * words;
+    unsigned* d_chain = to_device(chain);
+    int steps = (int)std::min<size_t>(lines, 20000);
+    for (int bypass = 0; bypass < 2; bypass++) {
+      if (bypass == 0 && k > 1024) continue;  // L1 hits only for small footprints
+      unsigned long long h[3];
+      latency_probe<<<1, 1>>>(d_chain, steps, bypass, d_out);
+      CK(cudaGetLastError());
+      CK(cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost));
+      printf("latency,%ld,%d,%.1f,%.1f,%.0f\n", k, bypass, (double)h[0] / steps,
+             (double)h[1] / steps, h[1] ? 1e3 * (double)h[0] / (double)h[1] : 0.0);
+    }
+    CK(cudaFree(d_chain));
+  }
+  (void)a;
+}
+
+// ---------------------------------------------------------------- host
+static std::vector<float> ramp(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = (float)((i * 2654435761u) % 1000) * 1e-3f;
+  return v;
+}
+
+static void run(const std::string& wl, const Args& a) {
+  std::string data = a.kv.count("data") ? a.s("data") : ".";
+  if (wl == "latency") {
+    latency(a);
+    return;
+  }
+  if (wl == "stride") {
+    long ctas = a.i("ctas"), threads = a.i("threads"), n = a.i("n"), gs = a.i("gs");
+    size_t in_n = (size_t)gs * (ctas * threads - 1) + n;
+    float* in = to_device(ramp(in_n));
+    size_t shmem = threads * n * 4;
+    flush_l2();
+    if (gs == 1)
+      strided_square_kernel_GS1<<<ctas, threads, shmem>>>(in, (int)n);
+    else if (gs == 32)
+      strided_square_kernel_GS32<<<ctas, threads, shmem>>>(in, (int)n);
+    else
+      die("stride: only gs=1 and gs=32 are compiled in");
+  } else if (wl == "vecadd") {
+    long ctas = a.i("ctas"), threads = a.i("threads");
+    long n = ctas * threads * a.i("iters") - a.i("tail");
+    float* pa = to_device(ramp(n));
+    float* pb = to_device(ramp(n));
+    float* pc = filled<float>(n, 0.f);
+    flush_l2();
+    vecAdd<<<ctas, threads>>>(pa, pb, pc, (int)n);
+  } else if (wl == "gather") {
+    long ctas = a.i("ctas"), threads = a.i("threads"), xsize = a.i("xsize");
+    long n = ctas * threads * a.i("iters") - a.i("tail");
+    float* x = to_device(ramp(xsize));
+    int* idx = to_device(read_file<int32_t>(data + "/idx.i32", n));
+    float* y = filled<float>(n, 0.f);
+    flush_l2();
+    gather_kernel<<<ctas, threads>>>(x, idx, y, (int)n);
+  } else if (wl == "kmeans") {
+    long ctas = a.i("ctas"), threads = a.i("threads"), nf = a.i("nf"), k = a.i("k");
+    long npts = ctas * threads - a.i("tail");
+    if (nf != 16 || k != 3) die("kmeans: only nf=16, k=3 is compiled in");
+    float* feat = to_device(ramp(npts * nf));
+    std::vector<float> cent = ramp(k * nf);
+    CK(cudaMemcpyToSymbol(c_clusters, cent.data(), cent.size() * sizeof(float)));
+    int* memb = filled<int>(npts, 0);
+    flush_l2();
+    kmeansPoint<16, 3><<<ctas, threads>>>(feat, (int)nf, (int)npts, (int)k, memb, nullptr,
+                                          nullptr, nullptr);
+  } else if (wl == "spmv_csr") {
+    long ctas = a.i("ctas"), threads = a.i("threads");
+    long rows = ctas * threads - a.i("tail");
+    std::vector<int32_t> rp = read_file<int32_t>(data + "/row_ptr.i32", rows + 1);
+    long nnz = rp[rows];
+    int* d_rp = to_device(rp);
+    int* d_col = to_device(read_file<int32_t>(data + "/col.i32", nnz));
+    float* val = to_device(ramp(nnz));
+    float* x = to_device(ramp(rows));
+    float* y = filled<float>(rows, 0.f);
+    flush_l2();
+    spmv_csr_scalar_kernel<<<ctas, threads>>>((int)rows, d_rp, d_col, val, x, y);
+  } else if (wl == "bfs") {
+    long ctas = a.i("ctas"), threads = a.i("threads");
+    long n = ctas * threads - a.i("tail");
+    std::vector<int32_t> nodes = read_file<int32_t>(data + "/nodes.i32", 2 * n);
+    long ne = (long)nodes[2 * n - 2] + nodes[2 * n - 1];
+    Node* d_nodes = reinterpret_cast<Node*>(to_device(nodes));
+    int* d_edges = to_device(read_file<int32_t>(data + "/edges.i32", ne));
+    bool* mask = reinterpret_cast<bool*>(to_device(read_file<uint8_t>(data + "/mask.u8", n)));
+    bool* vis = reinterpret_cast<bool*>(to_device(read_file<uint8_t>(data + "/visited.u8", n)));
+    bool* upd = reinterpret_cast<bool*>(filled<uint8_t>(n, 0));
+    int* cost = filled<int>(n, 0);
+    flush_l2();
+    bfs_kernel<<<ctas, threads>>>(d_nodes, d_edges, mask, upd, vis, cost, (int)n);
+  } else if (wl == "stencil2d") {
+    long w = a.i("W"), h = a.i("H"), sweeps = a.i("sweeps");
+    float* p = to_device(ramp(w * h));
+    float* q = filled<float>(w * h, 0.f);
+    dim3 grid((w + 31) / 32, (h + 7) / 8), block(32, 8);
+    flush_l2();
+    for (long s = 0; s < sweeps; s++) {
+      if (s % 2 == 0)
+        jacobi5pt_kernel<<<grid, block>>>(p, q, (int)w, (int)h);
+      else
+        jacobi5pt_kernel<<<grid, block>>>(q, p, (int)w, (int)h);
+    }
+  } else if (wl == "gemm_tiled") {
+    long m = a.i("M"), n = a.i("N"), k = a.i("K");
+    if (m % 16 || n % 16 || k % 16) die("gemm_tiled: M, N, K must be multiples of 16");
+    float* pa = to_device(ramp(m * k));
+    float* pb = to_device(ramp(k * n));
+    float* pc = filled<float>(m * n, 0.f);
+    flush_l2();
+    sgemm_tiled16<<<dim3(n / 16, m / 16), dim3(16, 16)>>>(pa, pb, pc, (int)m, (int)n, (int)k);
+  } else if (wl == "transpose") {
+    long w = a.i("W"), h = a.i("H"), pad = a.i("pad");
+    if (w % 32 || h % 32) die("transpose: W and H must be multiples of 32");
+    float* in = to_device(ramp(w * h));
+    float* out = filled<float>(w * h, 0.f);
+    dim3 grid(w / 32, h / 32), block(32, 8);
+    flush_l2();
+    if (pad)
+      transpose_tile32_padded<<<grid, block>>>(out, in, (int)w, (int)h);
+    else
+      transpose_tile32<<<grid, block>>>(out, in, (int)w, (int)h);
+  } else {
+    die("unknown workload " + wl);
+  }
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) die("usage: mdm_hw WORKLOAD key=value ... [data=DIR]");
+  Args a;
+  for (int i = 2; i < argc; i++) {
+    std::string kv = argv[i];
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) die("expected key=value, got " + kv);
+    a.kv[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  CK(cudaFree(nullptr));
+  if (a.kv.count("l2fetch")) {  // the context's L2 fetch-granularity hint, in bytes
+    CK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)a.i("l2fetch")));
+  }
+  size_t fetch = 0;
+  CK(cudaDeviceGetLimit(&fetch, cudaLimitMaxL2FetchGranularity));
+  fprintf(stderr, "mdm_hw: cudaLimitMaxL2FetchGranularity = %zu B\n", fetch);
+  run(argv[1], a);
+  fprintf(stderr, "mdm_hw: %s done\n", argv[1]);
+  return 0;
+}

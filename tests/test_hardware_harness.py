@@ -1,0 +1,126 @@
+"""The hardware-validation harness (benchmarks/hardware): its inputs are the traces'
+inputs, and its committed H100 measurements match the traces' kernels."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mdm.explore.ncu import ncu_to_measured, read_ncu
+from mdm.traces.workloads import load_trace
+
+HW = Path(__file__).resolve().parents[1] / "benchmarks" / "hardware"
+
+
+def _harness():
+    spec = importlib.util.spec_from_file_location("h100_validation", HW / "h100_validation.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["h100_validation"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+hv = _harness()
+
+
+def _loads(kernel, pc: int) -> np.ndarray:
+    """All lane addresses of the instructions at ``pc``, in trace order."""
+    at = np.flatnonzero(kernel.pc == pc)
+    return np.concatenate([kernel.addrs[kernel.addr_ptr[i] : kernel.addr_ptr[i + 1]] for i in at])
+
+
+def test_gather_inputs_are_the_trace_addresses(tmp_path, monkeypatch):
+    """The index file the GPU reads gives the x-load addresses the trace holds."""
+    monkeypatch.setattr(hv, "CASES", {"g": ("gather", {"ctas": 3, "iters": 2, "xsize": 999})})
+    hv.prepare(tmp_path)
+    app = load_trace(hv.spec("g"))
+    (kernel,) = app.kernels
+    px = app.memcpys[0].addr  # Memcpy(x) first, as the generator lists them
+    idx = np.fromfile(tmp_path / "g" / "idx.i32", dtype=np.int32)
+    x_loads = _loads(kernel, 0x130)
+    assert np.array_equal(np.sort(x_loads - px), np.sort(4 * idx.astype(np.uint64)))
+    line = (tmp_path / "cases.txt").read_text().split()
+    assert line[:2] == ["g", "gather"] and "xsize=999" in line and "data=g" in line
+
+
+def test_spmv_and_bfs_inputs_are_consistent(tmp_path, monkeypatch):
+    """CSR offsets and graph records the GPU reads give the trace's column loads."""
+    monkeypatch.setattr(hv, "CASES", {"s": ("spmv_csr", {"ctas": 2}), "b": ("bfs", {"ctas": 2})})
+    hv.prepare(tmp_path)
+    rp = np.fromfile(tmp_path / "s" / "row_ptr.i32", dtype=np.int32)
+    col = np.fromfile(tmp_path / "s" / "col.i32", dtype=np.int32)
+    assert rp[0] == 0 and rp[-1] == col.size and np.all(np.diff(rp) >= 1)
+    app = load_trace(hv.spec("s"))
+    p_col = app.memcpys[1].addr
+    (kernel,) = app.kernels
+    col_loads = np.concatenate(
+        [_loads(kernel, pc) for pc in np.unique(kernel.pc) if pc]  # every load's lanes
+    )
+    in_col = col_loads[(col_loads >= p_col) & (col_loads < p_col + 4 * col.size)]
+    assert np.array_equal(np.sort(in_col), p_col + 4 * np.arange(col.size, dtype=np.uint64))
+    p_x = app.memcpys[3].addr  # the gathers x[col[j]]
+    rows = rp.size - 1
+    in_x = col_loads[(col_loads >= p_x) & (col_loads < p_x + 4 * rows)]
+    assert np.array_equal(np.sort(in_x), np.sort(p_x + 4 * col.astype(np.uint64)))
+
+    nodes = np.fromfile(tmp_path / "b" / "nodes.i32", dtype=np.int32).reshape(-1, 2)
+    edges = np.fromfile(tmp_path / "b" / "edges.i32", dtype=np.int32)
+    mask = np.fromfile(tmp_path / "b" / "mask.u8", dtype=np.uint8).astype(bool)
+    assert nodes[0, 0] == 0 and np.array_equal(nodes[1:, 0], np.cumsum(nodes[:-1, 1]))
+    assert nodes[-1].sum() == edges.size
+    app = load_trace(hv.spec("b"))
+    (kernel,) = app.kernels
+    p_vis = app.memcpys[3].addr  # node, edge, frontier, visited, cost
+    loads = np.concatenate([_loads(kernel, pc) for pc in np.unique(kernel.pc) if pc])
+    in_vis = loads[(loads >= p_vis) & (loads < p_vis + mask.size)]
+    want = np.concatenate([edges[s : s + d] for s, d in nodes[mask]]).astype(np.uint64)
+    assert np.array_equal(np.sort(in_vis), np.sort(p_vis + want))
+
+
+def test_split_drops_flush_launches_and_keeps_metric_columns(tmp_path):
+    f = tmp_path / "time.csv"
+    f.write_text(
+        "### a\n==PROF== Connected\n"
+        '"ID","Kernel Name","Context","sm__cycles_elapsed.avg"\n'
+        '"","","","cycle"\n'
+        '"0","l2_flush_kernel","1","5"\n'
+        '"1","vecAdd(const float *, const float *, float *, int)","1","1,234.5"\n'
+        "### b\n"
+        '"ID","Kernel Name","sm__cycles_elapsed.avg"\n'
+        '"","","cycle"\n'
+        '"1","k","7"\n'
+    )
+    parts = hv.split(f)
+    assert list(parts) == ["a", "b"]
+    assert len(parts["a"]) == 3 and "Context" not in parts["a"][0]
+    assert not any("l2_flush" in line for line in parts["a"])
+    g = tmp_path / "a.csv"
+    g.write_text("\n".join(parts["a"]) + "\n")
+    (lu,) = read_ncu(g)
+    assert lu.metrics["sm__cycles_elapsed.avg"][1] == "1,234.5"
+
+
+MEASURED = HW / "h100" / "measured.csv"
+
+
+@pytest.mark.parametrize("case", sorted(hv.CASES))
+def test_committed_h100_measurements_match_the_traces(case):
+    """Each case's ncu launches are the trace's kernels (count and names), and
+    measured.csv holds their cycles and clocks."""
+    raw = HW / "h100" / "ncu" / f"{case}.time.csv"
+    if not raw.exists():
+        pytest.skip(f"no committed measurement for {case}")
+    name, params = hv.CASES[case]
+    rows = ncu_to_measured(raw, hv.spec(case), hv.GPU)
+    table = pd.read_csv(MEASURED)
+    mine = table[table["run_id"].str.startswith(f"{case}__")].reset_index(drop=True)
+    assert len(mine) == len(rows) == load_trace(hv.spec(case)).n_kernels
+    assert np.allclose(mine["cycles"], rows["cycles"])
+    assert np.allclose(mine["sm_clock_mhz"], rows["sm_clock_mhz"])
+    assert (mine["trace"] == hv.spec(case)).all() and (mine["gpu"] == hv.GPU).all()
