@@ -327,3 +327,29 @@ def test_merge_limit_on_the_reference_kmeans(reference_dir) -> None:  # noqa: AN
             assert abs(c_on - sim) <= abs(c_off - sim), row.run_id
             moved += c_on != c_off
     assert moved >= 2  # the baseline's 128 and the sweep's 256 MSHRs (32 and 64: equal)
+
+
+def test_kernel_launch_overhead_adds_the_same_cycles_to_every_model() -> None:
+    """``kernel_launch_ns`` adds launch_ns x clock cycles to each kernel of every model,
+    as the CPI-stack component ``launch``; 0 leaves every prediction as it was."""
+    from mdm.models import _load_builtin  # noqa: F401
+
+    raw = _app()  # two kernels
+    one = hand_cache(raw.kernels[0].n_warps).kernels[0]
+    cache = CacheSimResult("hand", [one, one])
+    app = prepare(raw)
+    models = sorted(MODELS)
+    base = predict_app(app, gpu(), models, cache=cache)
+    launched = gpu().model_copy(update={"kernel_launch_ns": 1500.0})
+    assert launched.kernel_launch_cycles == pytest.approx(1500.0 * gpu().core_clock_ghz)
+    with_l = predict_app(app, launched, models, cache=cache)
+    add = launched.kernel_launch_cycles
+    for m in models:
+        assert "launch" not in base.total(m).cpi_stack
+        for p0, p1 in zip(base.kernels[m], with_l.kernels[m], strict=True):
+            assert p1.cycles == pytest.approx(p0.cycles + add)
+            assert p1.cpi_stack["launch"] == pytest.approx(add / p1.warp_insts)
+            assert sum(p1.cpi_stack.values()) == pytest.approx(p1.cycles / p1.warp_insts)
+            rest = {k: v for k, v in p1.cpi_stack.items() if k != "launch"}
+            assert rest == pytest.approx(p0.cpi_stack)
+        assert with_l.cycles(m) == pytest.approx(base.cycles(m) + 2 * add)

@@ -19,7 +19,9 @@ clock ncu ran at) and ``memory.csv``: the hardware's L1 and L2 sector hit rates 
 global loads and DRAM sectors beside mdm's cache simulation on the same preset. The
 trimmed ncu records of every case (also of tagged experiments such as
 ``fetch32_time.csv``) are kept under ``ncu/``, with ``gpu.txt`` and ``latency.csv``
-(``mdm_hw latency``, the pointer-chase probe) when the results folder has them.
+(``mdm_hw latency``, the pointer-chase probe) and ``probes*.csv`` (``mdm_hw probes``:
+empty kernels of 1-16 waves, random-sector and streaming DRAM reads; ``probes_ncu.csv``
+the same under ncu) when the results folder has them.
 """
 
 from __future__ import annotations
@@ -137,15 +139,18 @@ EXTRA_METRICS = [
     "launch__shared_mem_config_size",
     "launch__occupancy_limit_shared_mem",
     "launch__registers_per_thread",
+    "launch__grid_size",
+    "dram__sectors_read.sum",
 ]
 
 
-def split(path: Path) -> dict[str, list[str]]:
+def split(path: Path, marker: str | None = None) -> dict[str, list[str]]:
     """The CSV records of a concatenated ``ncu --csv --page raw`` file per ``### case``
     marker: the L2-flush launches and non-CSV lines dropped, and only the columns
-    :data:`KEEP` and the metrics kept (ncu's raw page has some 300 launch attributes)."""
-    parts: dict[str, list[str]] = {}
-    cur, cols = None, None
+    :data:`KEEP` and the metrics kept (ncu's raw page has some 300 launch attributes).
+    ``marker``: the part name of the records before any marker (else they are dropped)."""
+    parts: dict[str, list[str]] = {marker: []} if marker else {}
+    cur, cols = marker, None
     for line in path.read_text(errors="replace").splitlines():
         m = re.match(r"^### (\S+)$", line)
         if m:
@@ -177,12 +182,15 @@ def collect(results: Path, out: Path) -> None:
     raw = out / "ncu"
     raw.mkdir(exist_ok=True)
     tables, mem_rows = [], []
-    for extra in ("gpu.txt", "latency.csv"):
+    for extra in ("gpu.txt", "latency.csv", "probes.csv", "probes_fetch32.csv"):
         if (results / extra).exists():
             (out / extra).write_text((results / extra).read_text())
+    if (results / "probes_ncu.csv").exists():  # `ncu ... mdm_hw probes reps=1`, trimmed
+        lines = split(results / "probes_ncu.csv", marker="probes")["probes"]
+        (out / "probes_ncu.csv").write_text("\n".join(lines) + "\n")
     for src in sorted(results.glob("*.csv")):
         tag, _, kind = src.stem.rpartition("_")
-        if kind not in ("time", "mem"):
+        if kind not in ("time", "mem") or src.stem.startswith("probes"):
             continue
         for case, lines in split(src).items():
             if case not in CASES:

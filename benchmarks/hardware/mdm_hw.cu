@@ -15,7 +15,8 @@
 // between the workload's kernels, as in the models and in Accel-Sim.
 //
 // Usage: mdm_hw WORKLOAD key=value ... [data=DIR] [l2fetch=BYTES]; mdm_hw latency: the
-// pointer-chase latency probe (CSV lines "latency,KiB,bypass_l1,cycles,ns,MHz")
+// pointer-chase latency probe (CSV lines "latency,KiB,bypass_l1,cycles,ns,MHz");
+// mdm_hw probes [l2fetch=B]: block-dispatch and DRAM throughput probes ("probe,...")
 // (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
 // Every size parameter of the workload must be given (the Python side passes them all).
 
@@ -323,6 +324,86 @@ static void latency(const Args& a) {
   (void)a;
 }
 
+
+// ---------------------------------------------------------------- throughput probes
+// Block dispatch: an empty kernel of G blocks of 256 threads. DRAM: every thread reads
+// `iters` 4 B words at pseudo-random 128 B lines of a `mib` MiB buffer (one 32 B sector
+// per access; the L2 fetches its granularity), or streams it with float4 loads. Printed
+// as CSV lines "probe,name,param,value,unit" (times from CUDA events, mean of `reps`).
+__global__ void empty_kernel() {}
+
+__device__ __forceinline__ unsigned long long mix(unsigned long long x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+__global__ void random_sectors(const float* buf, size_t lines, int iters, float* sink) {
+  size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  float acc = 0.f;
+  for (int i = 0; i < iters; i++) {
+    size_t line = mix(t * 1315423911ull + i) % lines;
+    acc += buf[line * 32];
+  }
+  if (acc == 123456.f) *sink = acc;
+}
+
+__global__ void stream_float4(const float4* buf, size_t n, float* sink) {
+  float acc = 0.f;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float4 v = buf[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 123456.f) *sink = acc;
+}
+
+template <typename F>
+static float time_ms(F launch, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  launch();  // warm-up
+  CK(cudaDeviceSynchronize());
+  CK(cudaEventRecord(a));
+  for (int r = 0; r < reps; r++) launch();
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms = 0.f;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  CK(cudaGetLastError());
+  return ms / reps;
+}
+
+static void probes(const Args& a) {
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int reps = a.kv.count("reps") ? (int)a.i("reps") : 0;  // 0: 50 (dispatch), 5 (DRAM)
+  for (int waves : {1, 2, 4, 8, 16}) {
+    int grid = waves * sms * 8;
+    float ms = time_ms([&] { empty_kernel<<<grid, 256>>>(); }, reps ? reps : 50);
+    printf("probe,empty_kernel,%d,%.3f,us\n", grid, 1e3 * ms);
+  }
+  float* sink = nullptr;
+  CK(cudaMalloc(&sink, sizeof(float)));
+  for (size_t mib : {256, 1024, 4096}) {
+    size_t bytes = mib << 20;
+    float* buf = nullptr;
+    CK(cudaMalloc(&buf, bytes));
+    CK(cudaMemset(buf, 0, bytes));
+    size_t lines = bytes / 128;
+    int grid = sms * 8 * 4, iters = 16;
+    double n = (double)grid * 256 * iters;
+    float ms = time_ms([&] { random_sectors<<<grid, 256>>>(buf, lines, iters, sink); }, reps ? reps : 5);
+    printf("probe,random_sectors_per_us,%zu,%.1f,accesses/us\n", mib, n / (1e3 * ms));
+    float ms2 = time_ms([&] {
+      stream_float4<<<sms * 8, 256>>>(reinterpret_cast<const float4*>(buf), bytes / 16, sink);
+    }, reps ? reps : 5);
+    printf("probe,stream_read_gbps,%zu,%.1f,GB/s\n", mib, bytes / (1e6 * ms2));
+    CK(cudaFree(buf));
+  }
+}
+
 // ---------------------------------------------------------------- host
 static std::vector<float> ramp(size_t n) {
   std::vector<float> v(n);
@@ -332,6 +413,10 @@ static std::vector<float> ramp(size_t n) {
 
 static void run(const std::string& wl, const Args& a) {
   std::string data = a.kv.count("data") ? a.s("data") : ".";
+  if (wl == "probes") {
+    probes(a);
+    return;
+  }
   if (wl == "latency") {
     latency(a);
     return;

@@ -50,6 +50,7 @@ from mdm.models.base import (
     KernelPrediction,
     combine_predictions,
     get_model,
+    with_launch,
 )
 from mdm.profile.interval import (
     DEFAULT_MERGE_THRESHOLD,
@@ -526,7 +527,7 @@ def predict_app_configs(
                 inp = kernel_input(pk, gpu, stats, merge_threshold, nregs_policy, profiles)
                 inputs[g].append(inp)
                 for m, inst in instances.items():
-                    preds[g][m].append(inst.predict_kernel(inp))
+                    preds[g][m].append(with_launch(inst.predict_kernel(inp), gpu))
         if on_kernel is not None:
             on_kernel(pk.kernel.name)
         del pk  # not kept alive while the next kernel is read

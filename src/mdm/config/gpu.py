@@ -346,6 +346,14 @@ class GPUConfig(_Strict):
     l2: L2Config
     noc: NoCConfig
     dram: DRAMConfig
+    kernel_launch_ns: float = Field(
+        default=0.0,
+        ge=0,
+        le=1e6,
+        description="fixed time of a kernel launch, first-wave dispatch and completion, "
+        "added to every kernel's cycles (CPI stack 'launch'): an empty one-wave kernel's "
+        "duration on the hardware; 0 as Accel-Sim with -gpgpu_kernel_launch_latency 0",
+    )
 
     # ---- derived quantities in core cycles -------------------------------
     @property
@@ -359,6 +367,10 @@ class GPUConfig(_Strict):
     @property
     def dram_latency_cycles(self) -> float:
         return self.dram.latency_ns * self.core_clock_ghz
+
+    @property
+    def kernel_launch_cycles(self) -> float:
+        return self.kernel_launch_ns * self.core_clock_ghz
 
     @property
     def noc_latency_cycles(self) -> float:

@@ -11,13 +11,15 @@ Conventions:
   mean active lanes for thread IPC; the relative error of eq. 11 is the same).
 * ``cpi_stack`` maps component names to cycles per warp instruction of the whole
   GPU; the components sum to ``cycles / warp_insts``. Interval models use at least
-  ``base``, ``dependency``, ``mshr``, ``noc``, ``dram``.
+  ``base``, ``dependency``, ``mshr``, ``noc``, ``dram``; the pipeline adds ``launch``
+  to every model's kernels when the configuration has a launch overhead
+  (:func:`with_launch`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from mdm.config.gpu import GPUConfig
@@ -122,6 +124,23 @@ def get_model(name: str) -> Model:
         return MODELS[name]()
     except KeyError:
         raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+
+
+def with_launch(pred: KernelPrediction, gpu: GPUConfig) -> KernelPrediction:
+    """``pred`` plus the configuration's fixed kernel overhead (``kernel_launch_ns``: the
+    launch, the first wave's dispatch and the completion, an empty kernel's duration),
+    as the CPI-stack component ``launch``; unchanged when it is 0.
+
+    Beyond the papers (their simulators ran without launch overhead): on hardware a
+    kernel of short blocks spends a large share of its time there. It does not overlap
+    the kernel's work, and the models start every warp at cycle 0, so it is added.
+    """
+    launch = gpu.kernel_launch_cycles
+    if launch <= 0:
+        return pred
+    stack = dict(pred.cpi_stack)
+    stack["launch"] = stack.get("launch", 0.0) + launch / pred.warp_insts
+    return replace(pred, cycles=pred.cycles + launch, cpi_stack=stack)
 
 
 def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") -> KernelPrediction:
