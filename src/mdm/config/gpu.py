@@ -254,9 +254,25 @@ class L2Config(_Strict):
         "None: the bits just above the bank_interleave_bytes offset",
     )
     hit_latency_ns: float = Field(gt=0)
+    fetch_bytes: int | None = Field(
+        default=None,
+        ge=4,
+        description="bytes a read miss of a sectored L2 fetches from DRAM: the aligned "
+        "group of sectors around the missed one (CUDA's cudaLimitMaxL2FetchGranularity); "
+        "None: one sector (the line when not sectored)",
+    )
 
     @model_validator(mode="after")
     def _geometry(self) -> L2Config:
+        f = self.fetch_bytes
+        if f is not None:
+            unit = self.sector_bytes if self.sectored else self.line_bytes
+            if f % unit or self.line_bytes % f:
+                raise ValueError(
+                    f"l2.fetch_bytes={f} must be a multiple of the "
+                    f"{'sector' if self.sectored else 'line'} ({unit} B) that divides "
+                    f"line_bytes={self.line_bytes}"
+                )
         if self.size_bytes % self.banks:
             raise ValueError(
                 f"l2.size_bytes={self.size_bytes} is not a multiple of banks={self.banks}"
@@ -330,6 +346,15 @@ class DRAMConfig(_Strict):
     channels: int = Field(ge=1)
     latency_ns: float = Field(gt=0)
     atom_bytes: int = Field(default=32, ge=1, description="bytes per DRAM column command")
+    activate_ns: float = Field(
+        default=0.0,
+        ge=0,
+        description="row model: a transfer that opens a DRAM row occupies its channel at "
+        "least this long (one activation at a time per channel, tRRD / tFAW; random "
+        "accesses are limited by their number); 0: no row model, every transfer its bytes",
+    )
+    row_bytes: int = Field(default=1024, ge=32, description="bytes of a DRAM row per channel")
+    banks: int = Field(default=16, ge=1, description="banks (open rows) per channel")
 
 
 class GPUConfig(_Strict):
@@ -367,6 +392,17 @@ class GPUConfig(_Strict):
     @property
     def dram_latency_cycles(self) -> float:
         return self.dram.latency_ns * self.core_clock_ghz
+
+    @property
+    def l2_fetch_sectors(self) -> int:
+        """Sectors a read miss of the (sectored) L2 fetches: ``l2.fetch_bytes`` / sector."""
+        if not self.l2.sectored or self.l2.fetch_bytes is None:
+            return 1
+        return self.l2.fetch_bytes // self.l2.sector_bytes
+
+    @property
+    def dram_activate_cycles(self) -> float:
+        return self.dram.activate_ns * self.core_clock_ghz
 
     @property
     def kernel_launch_cycles(self) -> float:

@@ -407,13 +407,34 @@ def dram_queue(
     bpc: float,
     cnt: np.ndarray,
     counter: np.int64,
+    rows: np.ndarray,
+    line: np.int64,
+    row_lines: np.int64,
+    act: float,
 ) -> float:
     """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
     ``max(t, channel free)`` and add ``nbytes`` to ``cnt[counter]`` (``C_DRAM_RD`` or
     ``C_DRAM_WR``), so that every transfer queued is counted; returns the service start
-    (FIFO in arrival order)."""
+    (FIFO in arrival order).
+
+    Row activations (``dram.activate_ns`` > 0): ``rows[ch, bank]`` is the open row of
+    each bank of channel ``ch`` (-1: none). A transfer of ``line`` whose row (``line //
+    row_lines``, the lines of ``dram.row_bytes`` per channel in the global address
+    space; bank ``row mod banks``) is not open opens it and occupies the channel at least
+    ``act`` core cycles: a channel activates one row at a time (tRRD / tFAW), so random
+    accesses are limited by their number, not their bytes. ``rows`` without columns: no
+    row model."""
     cnt[counter] += nbytes
-    return fifo_slot(dram_free, ch, t, nbytes / bpc)
+    service = nbytes / bpc
+    nb = rows.shape[1]
+    if nb > 0:
+        row = line // row_lines
+        bank = row % nb
+        if rows[ch, bank] != row:
+            rows[ch, bank] = row
+            if act > service:
+                service = act
+    return fifo_slot(dram_free, ch, t, service)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -442,6 +463,10 @@ def l2_access(
     dram_free: np.ndarray,
     ch: np.int64,
     dram_bpc: float,
+    group: np.int64,
+    rows: np.ndarray,
+    row_lines: np.int64,
+    act: float,
 ) -> tuple[np.int64, float, np.int64]:
     """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time,
     DRAM bytes moved: the fetch and a dirty victim's write-back).
@@ -453,8 +478,14 @@ def l2_access(
     A dirty victim writes its dirty sectors (the whole line when not sectored) to DRAM.
 
     Timing: every DRAM transfer (fetch or write) occupies channel ``ch`` for
-    ``bytes / dram_bpc`` cycles (:func:`dram_queue`); a fetch's data is ready
-    ``dram_lat`` after its service starts (the uncontended latency includes the transfer).
+    ``bytes / dram_bpc`` cycles, or a row activation (:func:`dram_queue`); a fetch's data
+    is ready ``dram_lat`` after its service starts (the uncontended latency includes the
+    transfer).
+
+    Fetch granularity (``l2.fetch_bytes``, sectored L2): a read miss fetches the aligned
+    group of ``group`` sectors around sector ``k`` in one transfer; the group's sectors
+    that are not valid become valid with the same fill time and no merged request, so a
+    later access to them hits (or merges while in flight) as on the hardware.
     """
     ns = fill.shape[3]
     moved = np.int64(0)
@@ -472,7 +503,10 @@ def l2_access(
                 dirty[_u(b), _u(s), _u(w)] |= bit
             else:
                 moved += fetch_bytes
-                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
+                dram_queue(
+                    dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
+                    rows, line, row_lines, act,
+                )  # fmt: skip
         if fill[_u(b), _u(s), _u(w), _u(k)] > t:
             cnt[C_L2_PEND] += 1
             if merges[_u(b), _u(s), _u(w), _u(k)] < max_merge:
@@ -483,19 +517,28 @@ def l2_access(
     # miss
     if is_write and not write_alloc:
         moved += fetch_bytes
-        dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
+        dram_queue(
+            dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR, rows, line, row_lines, act
+        )
         return MISS, t, moved
     t_eff = t
     if w < 0:
         w, t_eff = victim(tags, lru, fill, b, s, t)
-        if tags[_u(b), _u(s), _u(w)] >= 0 and dirty[_u(b), _u(s), _u(w)]:
+        old = tags[_u(b), _u(s), _u(w)]
+        if old >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
                 moved += fetch_bytes
-                dram_queue(dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
+                dram_queue(
+                    dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
+                    rows, old, row_lines, act,
+                )  # fmt: skip
             else:
                 n = n_bits(dirty[_u(b), _u(s), _u(w)])
                 moved += n * fetch_bytes
-                dram_queue(dram_free, ch, t, n * fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
+                dram_queue(
+                    dram_free, ch, t, n * fetch_bytes, dram_bpc, cnt, C_DRAM_WR, rows, old,
+                    row_lines, act,
+                )  # fmt: skip
         tags[_u(b), _u(s), _u(w)] = line
         valid[_u(b), _u(s), _u(w)] = 0
         dirty[_u(b), _u(s), _u(w)] = 0
@@ -514,20 +557,43 @@ def l2_access(
             dirty[_u(b), _u(s), _u(w)] |= bit
         else:
             moved += fetch_bytes
-            dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_WR)
+            dram_queue(
+                dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
+                rows, line, row_lines, act,
+            )  # fmt: skip
         if full:
             partial[_u(b), _u(s), _u(w)] &= ~bit
         elif ns > 1:
             partial[_u(b), _u(s), _u(w)] |= bit
         else:
             moved += fetch_bytes
-            ready = (
-                dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD) + dram_lat
-            )
+            start = dram_queue(
+                dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD,
+                rows, line, row_lines, act,
+            )  # fmt: skip
+            ready = start + dram_lat
     else:
         partial[_u(b), _u(s), _u(w)] &= ~bit
-        moved += fetch_bytes
-        ready = dram_queue(dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD) + dram_lat
+        extra = np.uint32(0)  # the fetch group's other sectors that are not valid
+        if group > 1:
+            g0 = (k // group) * group
+            for q in range(g0, g0 + group):
+                qb = np.uint32(1) << np.uint32(q)
+                if q != k and not valid[_u(b), _u(s), _u(w)] & qb:
+                    extra |= qb
+        nbytes = fetch_bytes * (1 + n_bits(extra))
+        moved += nbytes
+        start = dram_queue(
+            dram_free, ch, t_eff, nbytes, dram_bpc, cnt, C_DRAM_RD,
+            rows, line, row_lines, act,
+        )  # fmt: skip
+        ready = start + dram_lat
+        if extra:
+            valid[_u(b), _u(s), _u(w)] |= extra
+            for q in range(ns):
+                if (extra >> np.uint32(q)) & np.uint32(1):
+                    fill[_u(b), _u(s), _u(w), _u(q)] = ready
+                    merges[_u(b), _u(s), _u(w), _u(q)] = 0
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
     return MISS, ready, moved
 
@@ -658,6 +724,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             dram_free,
             bank_ch,
             dram_bpc,
+            l2_group,
+            dram_rows,
+            dram_row_lines,
+            dram_act,
             l1_lat,
             i_done,
             bank_free,
@@ -843,7 +913,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                             l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
                             write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
-                            dram_free, ch, dram_bpc,
+                            dram_free, ch, dram_bpc, l2_group, dram_rows, dram_row_lines, dram_act,
                         )  # fmt: skip
                         n_l2 += 1
                         n_dram += moved

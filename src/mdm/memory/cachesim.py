@@ -253,6 +253,7 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         l2.set_index,
         l2.bank_interleave_bytes,
         l2.sub_partition_bits,
+        l2.fetch_bytes,
         t("l2.hit_latency_ns"),
         t("dram.latency_ns"),
         # timing (mdm.memory._core._run_kernel, mdm.memory.schedule.run_timed)
@@ -262,6 +263,9 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         t("noc.sm_port_gbps"),
         gpu.noc.fifo_crossbar,
         t("dram.bandwidth_gbps"),
+        t("dram.activate_ns"),
+        t("dram.row_bytes"),
+        t("dram.banks"),
     )
 
 
@@ -471,6 +475,13 @@ def _merge_dtype(max_merge: int) -> type[np.signedinteger]:
     return np.int8 if max_merge < 127 else np.int32
 
 
+def _dram_row_lines(gpu: GPUConfig) -> int:
+    """L2 lines per DRAM row in the global address space: a channel's ``row_bytes`` are
+    spread over all channels by the ``bank_interleave_bytes`` interleave, so a row spans
+    ``row_bytes x channels`` bytes of addresses (at least one line)."""
+    return max(gpu.dram.row_bytes * gpu.dram.channels // gpu.l2.line_bytes, 1)
+
+
 class _L2State:
     """L2 arrays persisting across the kernels of an app."""
 
@@ -488,6 +499,9 @@ class _L2State:
         self.stamp = np.zeros(1, np.int64)
         self.time = 0.0
         self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
+        # open row per (channel, bank) for the row model; no columns when it is off
+        nb = gpu.dram.banks if gpu.dram.activate_ns > 0 else 0
+        self.dram_rows = np.full((gpu.dram.channels, nb), -1, np.int64)
         self.bank_free = np.zeros(l2.banks, np.float64)  # per L2 bank port, core cycles
         # memory instructions of the last kernel in simulation order, and their SMs
         self.last_order = np.zeros(0, np.int64)
@@ -606,6 +620,10 @@ def simulate_kernel(
         l2.dram_free,
         np.arange(gpu.l2.banks, dtype=np.int64) * gpu.dram.channels // gpu.l2.banks,
         gpu.dram_bytes_per_cycle / gpu.dram.channels,
+        np.int64(gpu.l2_fetch_sectors),
+        l2.dram_rows,
+        np.int64(_dram_row_lines(gpu)),
+        gpu.dram_activate_cycles,
         float(l1c.hit_latency_cycles),
         i_done,
         l2.bank_free,
