@@ -110,16 +110,18 @@ MEASURED = HW / "h100" / "measured.csv"
 
 
 @pytest.mark.parametrize("case", sorted(hv.CASES))
-def test_committed_h100_measurements_match_the_traces(case):
-    """Each case's ncu launches are the trace's kernels (count and names), and
-    measured.csv holds their cycles and clocks."""
-    raw = HW / "h100" / "ncu" / f"{case}.time.csv"
+@pytest.mark.parametrize("tag", ["", "boost"])
+def test_committed_h100_measurements_match_the_traces(case, tag):
+    """Each case's ncu launches (at base clock, and at boost as the DVFS point) are the
+    trace's kernels (count and names), and measured.csv holds their cycles and clocks."""
+    raw = HW / "h100" / "ncu" / f"{case}.{tag + '_' if tag else ''}time.csv"
     if not raw.exists():
-        pytest.skip(f"no committed measurement for {case}")
-    name, params = hv.CASES[case]
+        pytest.skip(f"no committed {tag or 'base'} measurement for {case}")
     rows = ncu_to_measured(raw, hv.spec(case), hv.GPU)
-    table = pd.read_csv(MEASURED)
-    mine = table[table["run_id"].str.startswith(f"{case}__")].reset_index(drop=True)
+    table = pd.read_csv(MEASURED, keep_default_na=False)
+    param, _ = hv.SWEEP_TAGS.get(tag, ("baseline", ""))
+    mine = table[table["run_id"].str.startswith(f"{case}__") & (table["sweep_param"] == param)]
+    mine = mine.reset_index(drop=True)
     assert len(mine) == len(rows) == load_trace(hv.spec(case)).n_kernels
     assert np.allclose(mine["cycles"], rows["cycles"])
     assert np.allclose(mine["sm_clock_mhz"], rows["sm_clock_mhz"])

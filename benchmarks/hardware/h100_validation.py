@@ -15,7 +15,8 @@ concatenated ncu files at their ``### <case>`` markers, drops the L2-flush launc
 matches the rest to the trace's kernels with :func:`mdm.explore.ncu.ncu_to_measured`
 (same kernel count and function names, else an error naming the file and line) and
 writes ``measured.csv`` (``trace`` = the ``builtin:`` spec, ``gpu`` = ``h100``, the SM
-clock ncu ran at) and ``memory.csv``: the hardware's L1 and L2 sector hit rates of
+clock ncu ran at; the base-clock runs are the baselines, the :data:`SWEEP_TAGS` runs
+sweep points) and ``memory.csv``: the hardware's L1 and L2 sector hit rates of
 global loads and DRAM sectors beside mdm's cache simulation on the same preset. The
 trimmed ncu records of every case (also of tagged experiments such as
 ``fetch32_time.csv``) are kept under ``ncu/``, with ``gpu.txt`` and ``latency.csv``
@@ -135,6 +136,10 @@ def prepare(out: Path) -> None:
 
 
 KEEP = ["ID", "Kernel Name", "Grid Size", "Block Size"]
+#: Tagged time files that are sweep points of the baseline (``run_device.sh`` with TAG):
+#: ``boost`` = ncu ``--clock-control none``, the SM at its boost clock instead of base, a
+#: DVFS point (the models predict at the clock each kernel ran at).
+SWEEP_TAGS = {"boost": ("sm_clock", "boost")}
 EXTRA_METRICS = [
     "launch__shared_mem_config_size",
     "launch__occupancy_limit_shared_mem",
@@ -197,12 +202,14 @@ def collect(results: Path, out: Path) -> None:
                 raise SystemExit(f"{src}: unknown case {case!r}")
             f = raw / f"{case}.{src.stem}.csv"
             f.write_text("\n".join(lines) + "\n")
-            if tag:  # an experiment (e.g. fetch32_time.csv): kept, not tabulated
-                continue
+            if tag and not (tag in SWEEP_TAGS and kind == "time"):
+                continue  # an experiment (e.g. fetch32_time.csv): kept, not tabulated
             if kind == "time":
                 name, p = CASES[case]
                 df = ncu_to_measured(f, spec(case), GPU, klass=md_class_of(name, **p))
-                df.insert(0, "run_id", [f"{case}__{GPU}__k{k}" for k in df["kernel"]])
+                suffix = f"__{tag}" if tag else ""
+                df.insert(0, "run_id", [f"{case}__{GPU}__k{k}{suffix}" for k in df["kernel"]])
+                df["sweep_param"], df["sweep_value"] = SWEEP_TAGS.get(tag, ("baseline", ""))
                 tables.append(df)
             else:
                 gpu = load_gpu(GPU)

@@ -5,7 +5,8 @@
 # marker before each case's output) and log.txt. Usage: OUT=DIR bash run_device.sh INPUTS
 # Optional: ONLY="case ..." (a subset), EXTRA="key=value ..." (more mdm_hw arguments, e.g.
 # l2fetch=32), TAG=name (files named TAG_time.csv, TAG_mem.csv; the build is skipped
-# when /tmp/mdm_hw exists).
+# when /tmp/mdm_hw exists), CLOCK=none (ncu leaves the SM clock to the GPU's boost
+# instead of locking it to base), KINDS="time" (skip the memory counters).
 set -u
 inputs=${1:?usage: OUT=DIR bash run_device.sh INPUTS}
 out=${OUT:?set OUT to the output folder}
@@ -23,7 +24,9 @@ time_metrics=sm__cycles_elapsed.avg,gpc__cycles_elapsed.max,gpu__time_duration.s
 mem_metrics=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,dram__sectors_read.sum,dram__sectors_write.sum
 # --cache-control none: the L2 keeps its contents between a case's kernels (mdm_hw empties
 # it of the inputs before the first); application replay reruns the whole case per pass.
-ncu_opts=(--csv --page raw --replay-mode application --cache-control none --clock-control base)
+ncu_opts=(--csv --page raw --replay-mode application --cache-control none
+  --clock-control "${CLOCK:-base}")
+kinds=" ${KINDS:-time mem} "
 while read -r id wl args; do
   [ -n "$id" ] || continue
   case " ${ONLY:-$id} " in *" $id "*) ;; *) continue ;; esac
@@ -31,12 +34,16 @@ while read -r id wl args; do
   set -- $args ${EXTRA:-}
   cd "$inputs" || exit 1
   start=$SECONDS
-  echo "### $id" >>"$out/${tag}time.csv"
-  timeout 120 ncu "${ncu_opts[@]}" --metrics "$time_metrics" /tmp/mdm_hw "$wl" "$@" \
-    >>"$out/${tag}time.csv" || echo "!!! $id: time profile failed"
-  echo "### $id" >>"$out/${tag}mem.csv"
-  timeout 120 ncu "${ncu_opts[@]}" --metrics "$mem_metrics" /tmp/mdm_hw "$wl" "$@" \
-    >>"$out/${tag}mem.csv" || echo "!!! $id: memory profile failed"
+  if [[ $kinds == *" time "* ]]; then
+    echo "### $id" >>"$out/${tag}time.csv"
+    timeout 120 ncu "${ncu_opts[@]}" --metrics "$time_metrics" /tmp/mdm_hw "$wl" "$@" \
+      >>"$out/${tag}time.csv" || echo "!!! $id: time profile failed"
+  fi
+  if [[ $kinds == *" mem "* ]]; then
+    echo "### $id" >>"$out/${tag}mem.csv"
+    timeout 120 ncu "${ncu_opts[@]}" --metrics "$mem_metrics" /tmp/mdm_hw "$wl" "$@" \
+      >>"$out/${tag}mem.csv" || echo "!!! $id: memory profile failed"
+  fi
   cd - >/dev/null || exit 1
   echo "=== $id $((SECONDS - start)) s"
 done <"$inputs/cases.txt"
