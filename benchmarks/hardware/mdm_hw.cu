@@ -96,7 +96,9 @@ static T* filled(size_t count, T value) {
 }
 
 // ---------------------------------------------------------------- L2 flush
-__global__ void l2_flush_kernel(const float4* buf, size_t n, float* sink) {
+// Reads buf[0..n) with a grid-stride loop of float4 loads (the sum is kept by a store
+// that never happens, so the loads are not removed).
+__device__ __forceinline__ void read_all(const float4* buf, size_t n, float* sink) {
   float acc = 0.f;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
@@ -104,6 +106,10 @@ __global__ void l2_flush_kernel(const float4* buf, size_t n, float* sink) {
     acc += v.x + v.y + v.z + v.w;
   }
   if (acc == 123456.f) *sink = acc;
+}
+
+__global__ void l2_flush_kernel(const float4* buf, size_t n, float* sink) {
+  read_all(buf, n, sink);
 }
 
 static void flush_l2() {
@@ -348,13 +354,7 @@ __global__ void random_sectors(const float* buf, size_t lines, int iters, float*
 }
 
 __global__ void stream_float4(const float4* buf, size_t n, float* sink) {
-  float acc = 0.f;
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    float4 v = buf[i];
-    acc += v.x + v.y + v.z + v.w;
-  }
-  if (acc == 123456.f) *sink = acc;
+  read_all(buf, n, sink);
 }
 
 template <typename F>
