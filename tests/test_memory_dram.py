@@ -41,20 +41,22 @@ def test_dram_queue_charges_an_activation_per_row_opened() -> None:
     free = np.zeros(1)
     rows = np.full((1, 2), -1, np.int64)
     cnt = np.zeros(N_COUNTERS, np.int64)
-    starts = [
+    got = [
         dram_queue(free, 0, 0.0, 64, 8.0, cnt, C_DRAM_RD, rows, line, 8, 20.0)
         for line in (0, 5, 8, 16, 3)
     ]
-    assert starts == [0.0, 20.0, 28.0, 48.0, 68.0]
+    assert [g[0] for g in got] == [0.0, 20.0, 28.0, 48.0, 68.0]
+    # the activation's channel time beyond the 8 cycles of data, in bytes at 8 B/cycle
+    assert [g[1] for g in got] == [96.0, 0.0, 96.0, 96.0, 96.0]
     assert free[0] == 88.0
     assert cnt[C_DRAM_RD] == 5 * 64
     # without rows (no columns) every transfer costs its bytes only
     free[0] = 0.0
     off = np.full((1, 0), -1, np.int64)
-    starts = [
+    got = [
         dram_queue(free, 0, 0.0, 64, 8.0, cnt, C_DRAM_RD, off, line, 8, 20.0) for line in (0, 8, 16)
     ]
-    assert starts == [0.0, 8.0, 16.0]
+    assert got == [(0.0, 0.0), (8.0, 0.0), (16.0, 0.0)]
 
 
 def test_fetch_granularity_fetches_the_sector_pair() -> None:
@@ -95,6 +97,24 @@ def test_row_activations_slow_random_reads_not_streams() -> None:
     }
     assert t["random"][1] > 2.0 * t["random"][0]
     assert t["stream"][1] < 1.5 * t["stream"][0]
+
+
+def test_activations_reach_eq8_through_the_profile() -> None:
+    """A random gather's per-PC ``dram_act_bytes`` hold the activations' channel time, and
+    the models' DRAM service (eq. 8, ``l_dram_service``) grows by it: with activations
+    longer than a transfer, the gather's predicted DRAM stall rises; without the row model
+    the column is 0."""
+    from mdm.pipeline import predict_app
+
+    app = load_trace("builtin:gather?ctas=16&iters=2&xsize=8388608")
+    g = _plain_h100(n_sm=4)
+    slow = g.with_updates({"dram.activate_ns": 50.0})
+    sim0, sim1 = (simulate_app(app, x).kernels[0] for x in (g, slow))
+    assert sim0.per_pc.dram_act_bytes.sum() == 0
+    assert sim1.per_pc.dram_act_bytes.sum() > sim1.per_pc.dram_bytes.sum()
+    p0, p1 = (predict_app(app, x, ["mdm"]) for x in (g, slow))
+    dram0 = p0.total("mdm").cpi_stack["dram"]
+    assert p1.total("mdm").cpi_stack["dram"] > 2 * dram0 > 0
 
 
 @pytest.mark.parametrize("fetch", [16, 48, 256])

@@ -64,7 +64,9 @@ I_L2_ACC = 4
 I_L2_MISS = 5
 I_DRAM_BYTES = 6  # DRAM bytes the instruction's L2 accesses moved (fetches + write-backs)
 I_L1_WAIT = 7  # cycles its accesses held the blocking L1 waiting (all causes, rounded)
-N_INST = 8
+I_DRAM_ACT = 8  # row activations' channel time beyond its transfers' bytes, in bytes at
+# the channel's rate (0 without the row model; :func:`dram_queue`)
+N_INST = 9
 
 # slots of the L1's wait sums (``mq_wait`` of ``cache_args``; core cycles, over the SMs):
 # why a blocking L1 held its port (Accel-Sim's ``l1d_fail_*`` reservation-fail causes)
@@ -411,7 +413,7 @@ def dram_queue(
     line: np.int64,
     row_lines: np.int64,
     act: float,
-) -> float:
+) -> tuple[float, float]:
     """Occupy DRAM channel ``ch`` for ``nbytes`` at ``bpc`` bytes per core cycle from
     ``max(t, channel free)`` and add ``nbytes`` to ``cnt[counter]`` (``C_DRAM_RD`` or
     ``C_DRAM_WR``), so that every transfer queued is counted; returns the service start
@@ -426,6 +428,7 @@ def dram_queue(
     row model."""
     cnt[counter] += nbytes
     service = nbytes / bpc
+    extra = 0.0
     nb = rows.shape[1]
     if nb > 0:
         row = line // row_lines
@@ -433,8 +436,9 @@ def dram_queue(
         if rows[ch, bank] != row:
             rows[ch, bank] = row
             if act > service:
+                extra = (act - service) * bpc
                 service = act
-    return fifo_slot(dram_free, ch, t, service)
+    return fifo_slot(dram_free, ch, t, service), extra
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -467,9 +471,10 @@ def l2_access(
     rows: np.ndarray,
     row_lines: np.int64,
     act: float,
-) -> tuple[np.int64, float, np.int64]:
+) -> tuple[np.int64, float, np.int64, float]:
     """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time,
-    DRAM bytes moved: the fetch and a dirty victim's write-back).
+    DRAM bytes moved: the fetch and a dirty victim's write-back, and the channel time
+    their row activations added, in bytes at the channel's rate).
 
     Write-back write-allocate: a hit marks the sector dirty; a write miss allocates,
     without a fetch when ``full`` (the whole line, or sector when sectored, is written),
@@ -489,6 +494,7 @@ def l2_access(
     """
     ns = fill.shape[3]
     moved = np.int64(0)
+    act_b = 0.0
     bit = np.uint32(1) << np.uint32(k)
     stamp[0] += 1
     w = find_way(tags, b, s, line)
@@ -503,24 +509,26 @@ def l2_access(
                 dirty[_u(b), _u(s), _u(w)] |= bit
             else:
                 moved += fetch_bytes
-                dram_queue(
+                _, x = dram_queue(
                     dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
                     rows, line, row_lines, act,
                 )  # fmt: skip
+                act_b += x
         if fill[_u(b), _u(s), _u(w), _u(k)] > t:
             cnt[C_L2_PEND] += 1
             if merges[_u(b), _u(s), _u(w), _u(k)] < max_merge:
                 merges[_u(b), _u(s), _u(w), _u(k)] += 1
-                return PENDING, fill[_u(b), _u(s), _u(w), _u(k)], moved
-            return PENDING_FULL, fill[_u(b), _u(s), _u(w), _u(k)], moved
-        return HIT, t, moved
+                return PENDING, fill[_u(b), _u(s), _u(w), _u(k)], moved, act_b
+            return PENDING_FULL, fill[_u(b), _u(s), _u(w), _u(k)], moved, act_b
+        return HIT, t, moved, act_b
     # miss
     if is_write and not write_alloc:
         moved += fetch_bytes
-        dram_queue(
+        _, x = dram_queue(
             dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR, rows, line, row_lines, act
         )
-        return MISS, t, moved
+        act_b += x
+        return MISS, t, moved, act_b
     t_eff = t
     if w < 0:
         w, t_eff = victim(tags, lru, fill, b, s, t)
@@ -528,17 +536,19 @@ def l2_access(
         if old >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
                 moved += fetch_bytes
-                dram_queue(
+                _, x = dram_queue(
                     dram_free, ch, t, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
                     rows, old, row_lines, act,
                 )  # fmt: skip
+                act_b += x
             else:
                 n = n_bits(dirty[_u(b), _u(s), _u(w)])
                 moved += n * fetch_bytes
-                dram_queue(
+                _, x = dram_queue(
                     dram_free, ch, t, n * fetch_bytes, dram_bpc, cnt, C_DRAM_WR, rows, old,
                     row_lines, act,
                 )  # fmt: skip
+                act_b += x
         tags[_u(b), _u(s), _u(w)] = line
         valid[_u(b), _u(s), _u(w)] = 0
         dirty[_u(b), _u(s), _u(w)] = 0
@@ -557,20 +567,22 @@ def l2_access(
             dirty[_u(b), _u(s), _u(w)] |= bit
         else:
             moved += fetch_bytes
-            dram_queue(
+            _, x = dram_queue(
                 dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_WR,
                 rows, line, row_lines, act,
             )  # fmt: skip
+            act_b += x
         if full:
             partial[_u(b), _u(s), _u(w)] &= ~bit
         elif ns > 1:
             partial[_u(b), _u(s), _u(w)] |= bit
         else:
             moved += fetch_bytes
-            start = dram_queue(
+            start, x = dram_queue(
                 dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD,
                 rows, line, row_lines, act,
             )  # fmt: skip
+            act_b += x
             ready = start + dram_lat
     else:
         partial[_u(b), _u(s), _u(w)] &= ~bit
@@ -583,10 +595,11 @@ def l2_access(
                     extra |= qb
         nbytes = fetch_bytes * (1 + n_bits(extra))
         moved += nbytes
-        start = dram_queue(
+        start, x = dram_queue(
             dram_free, ch, t_eff, nbytes, dram_bpc, cnt, C_DRAM_RD,
             rows, line, row_lines, act,
         )  # fmt: skip
+        act_b += x
         ready = start + dram_lat
         if extra:
             valid[_u(b), _u(s), _u(w)] |= extra
@@ -595,7 +608,7 @@ def l2_access(
                     fill[_u(b), _u(s), _u(w), _u(q)] = ready
                     merges[_u(b), _u(s), _u(w), _u(q)] = 0
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
-    return MISS, ready, moved
+    return MISS, ready, moved, act_b
 
 
 @njit(cache=True, inline="always")
@@ -762,6 +775,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             n_l2rd = 0
             n_l2rdm = 0
             n_dram = 0  # DRAM bytes moved
+            n_act = 0.0  # DRAM channel time of row activations, bytes at the channel rate
             w0 = waited(mq_wait)
             for r in range(req_ptr[_u(j)], req_ptr[_u(j + 1)]):
                 t = l1_port[_u(c)] if l1_port[_u(c)] > t0 else t0
@@ -909,7 +923,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             full = bool((rfull >> np.uint32(q)) & np.uint32(1)) and kind == 1
                         else:
                             full = rfull == all_sec and kind == 1
-                        o, rd, moved = l2_access(
+                        o, rd, moved, act_b = l2_access(
                             l2_tags, l2_lru, l2_valid, l2_dirty, l2_partial, l2_fill,
                             l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
                             write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
@@ -917,6 +931,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         )  # fmt: skip
                         n_l2 += 1
                         n_dram += moved
+                        n_act += act_b
                         if not is_w:
                             n_l2rd += 1
                         if o == MISS:
@@ -964,6 +979,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             per_inst[_u(j), I_L2_ACC] += n_l2
             per_inst[_u(j), I_L2_MISS] += n_l2m
             per_inst[_u(j), I_DRAM_BYTES] += n_dram
+            per_inst[_u(j), I_DRAM_ACT] += np.int32(n_act + 0.5)
             per_inst[_u(j), I_L1_WAIT] += np.int32(waited(mq_wait) - w0 + 0.5)
 
     return run_kernel

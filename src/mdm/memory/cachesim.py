@@ -707,6 +707,7 @@ def _per_pc(ki: _KernelInputs, perm: np.ndarray, per_inst: np.ndarray) -> PCStat
         l2_accesses=sums[:, _core.I_L2_ACC],
         l2_misses=sums[:, _core.I_L2_MISS],
         dram_bytes=sums[:, _core.I_DRAM_BYTES],
+        dram_act_bytes=sums[:, _core.I_DRAM_ACT],
         l1_wait_cycles=sums[:, _core.I_L1_WAIT],
     )
 
@@ -727,6 +728,7 @@ def _warp_trace(
         ("l1_pending_hits", _core.I_L1_PEND),
         ("l2_misses", _core.I_L2_MISS),
         ("dram_bytes", _core.I_DRAM_BYTES),
+        ("dram_act_bytes", _core.I_DRAM_ACT),
     ):
         arr = np.zeros(n, np.int32)
         arr[pos] = per_inst[a:b, slot]

@@ -38,6 +38,10 @@ class PCStats:
     # int64[p]: DRAM bytes moved by the PC's L2 accesses (fetches, and write-backs of the
     # dirty lines they evict); None when not simulated (then eq. 8's LLC miss ratio)
     dram_bytes: np.ndarray | None = None
+    # int64[p]: DRAM channel time the PC's row activations added beyond their transfers'
+    # bytes, in bytes at the channel's rate (0 without the row model, dram.activate_ns);
+    # None when not simulated
+    dram_act_bytes: np.ndarray | None = None
     # int64[p]: cycles the PC's accesses held the blocking L1 waiting (miss queue, MSHR
     # entry, merge slot, line allocation; each execution's waits rounded); None when not
     # simulated
@@ -60,6 +64,7 @@ class WarpMemTrace:
     l1_pending_hits: np.ndarray  # int32[n]
     l2_misses: np.ndarray  # int32[n]: of those, requests that missed L2
     dram_bytes: np.ndarray | None = None  # int32[n]: DRAM bytes the instruction moved
+    dram_act_bytes: np.ndarray | None = None  # int32[n]: as PCStats.dram_act_bytes
 
 
 @dataclass

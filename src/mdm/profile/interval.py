@@ -112,7 +112,10 @@ misses, the others hit), which per-PC averages smooth out. This also needs no
 per-warp tracking in the cache simulation. ``dram_bytes`` is the DRAM traffic of the
 same requests (per-PC averages of the bytes each access moved: its fetch, and the
 write-back of a dirty line it evicted), for eq. (8)
-(:func:`mdm.models.interval.memory_inputs`). :func:`interval_profile` can take a
+(:func:`mdm.models.interval.memory_inputs`); with the DRAM row model
+(``dram.activate_ns``) it also holds the channel time the accesses' row activations
+added, in bytes at the channel's rate, so that eq. (8)'s service time is the time the
+requests occupy the DRAM (a random 32 B read costs an activation, not 32 B). :func:`interval_profile` can take a
 tracked :class:`~mdm.memory.stats.WarpMemTrace` instead (``warp_mem``): then the
 warp's own counts are used.
 
@@ -531,6 +534,8 @@ def _memory_per_instruction(
         dram = None
         if warp_mem.dram_bytes is not None:
             dram = np.where(is_read | is_write, warp_mem.dram_bytes, 0).astype(np.float64)
+            if warp_mem.dram_act_bytes is not None:  # the row model's activation time
+                dram += np.where(is_read | is_write, warp_mem.dram_act_bytes, 0)
         return reads, writes, l2m, dram
     zeros = np.zeros(n)
     if stats is None or stats.pc.size == 0:
@@ -545,7 +550,10 @@ def _memory_per_instruction(
     l2m = (reads + writes) * p2
     dram = None
     if stats.dram_bytes is not None:
-        (dram_per,) = _at_pcs(stats, kernel.pc[a:b], stats.dram_bytes / execs)
+        busy = stats.dram_bytes
+        if stats.dram_act_bytes is not None:  # the row model's activation time
+            busy = busy + stats.dram_act_bytes
+        (dram_per,) = _at_pcs(stats, kernel.pc[a:b], busy / execs)
         dram = np.where(is_read | is_write, dram_per, 0.0)
     return reads, writes, l2m, dram
 
