@@ -375,9 +375,10 @@ class GPUConfig(_Strict):
         default=0.0,
         ge=0,
         le=1e6,
-        description="fixed time of a kernel launch, first-wave dispatch and completion, "
-        "added to every kernel's cycles (CPI stack 'launch'): an empty one-wave kernel's "
-        "duration on the hardware; 0 as Accel-Sim with -gpgpu_kernel_launch_latency 0",
+        description="fixed time of a kernel's launch and completion, added to every "
+        "kernel's cycles (CPI stack 'launch'): the intercept of empty kernels' duration "
+        "over their number of waves on the hardware (block dispatch overlaps running "
+        "blocks); 0 as Accel-Sim with -gpgpu_kernel_launch_latency 0",
     )
 
     # ---- derived quantities in core cycles -------------------------------

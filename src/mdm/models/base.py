@@ -128,8 +128,9 @@ def get_model(name: str) -> Model:
 
 def with_launch(pred: KernelPrediction, gpu: GPUConfig) -> KernelPrediction:
     """``pred`` plus the configuration's fixed kernel overhead (``kernel_launch_ns``: the
-    launch, the first wave's dispatch and the completion, an empty kernel's duration),
-    as the CPI-stack component ``launch``; unchanged when it is 0.
+    launch and the completion, measured as the part of empty kernels' duration that does
+    not grow with their blocks), as the CPI-stack component ``launch``; unchanged when
+    it is 0.
 
     Beyond the papers (their simulators ran without launch overhead): on hardware a
     kernel of short blocks spends a large share of its time there. It does not overlap
