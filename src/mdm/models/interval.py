@@ -301,15 +301,19 @@ def predict_interval_model(
     inp: KernelInput,
     wave: WaveFn,
     kernel_terms: dict[str, float] | None = None,
+    final_terms: Callable[[WaveTerms], dict[str, float]] | None = None,
 ) -> KernelPrediction:
     """Kernel prediction from a per-wave model (waves, tail, scaling, roofline floor: module doc).
 
     ``kernel_terms``: whole-kernel cycles added to the named components after the waves
-    are summed and scaled (before the roofline floor).
+    are summed and scaled (before the roofline floor); ``final_terms``: more of them,
+    taken from the terms of the kernel's last wave (:func:`final_wave`: the tail when
+    there is one, else the full wave).
     """
     check_input(inp)
     waves = inp.waves
     main = wave(inp, inp.warps_per_sm, inp.active_sms)
+    last = main
     totals = main.totals()
     details = dict(main.details)
     if waves > 1:
@@ -318,7 +322,8 @@ def predict_interval_model(
         tail = tail_wave(inp)
         if tail is not None:
             w_tail, sms_tail = tail
-            for k, v in wave(inp, w_tail, sms_tail).totals().items():
+            last = wave(inp, w_tail, sms_tail)
+            for k, v in last.totals().items():
                 totals[k] += v
             details["tail_warps_per_sm"] = float(w_tail)
             details["tail_sms"] = float(sms_tail)
@@ -332,6 +337,8 @@ def predict_interval_model(
     )
     totals = {k: v * scale for k, v in totals.items()}
     for k, v in (kernel_terms or {}).items():
+        totals[k] += v
+    for k, v in (final_terms(last) if final_terms else {}).items():
         totals[k] += v
     return finish_prediction(model, inp, totals, details, float(np.mean(main.md)))
 

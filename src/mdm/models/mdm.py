@@ -160,7 +160,7 @@ and DRAM reads, which warps at different phases overlap in the simulator).
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -260,30 +260,31 @@ def kernel_end_drain(inp: KernelInput) -> tuple[float, float]:
     (:func:`~mdm.models.interval.final_wave`): ``(1 - e) #SMs M L^Service`` with ``e``
     MDM-Pipelined's exposure (:func:`queue_exposure`, graded), less the cycles that
     interval was lengthened to its :func:`bandwidth_floor` (scaled down together);
-    ``(0, 0)`` for a profile without intervals.
+    ``(0, 0)`` for a profile without intervals. The same figures as the final wave's
+    :func:`pipelined_stack_terms` (``details["end_noc"]``, ``["end_dram"]``), which
+    :class:`MDMPipelined` takes without evaluating that wave again.
     """
     if inp.profile.n_intervals == 0:
         return 0.0, 0.0
-    mi, _ = merge_blocked(inp, memory_inputs(inp, *final_wave(inp)))
-    n = mi.c.size  # the last interval alone from here on
-    mi = replace(
-        mi,
-        **{
-            f.name: v[-1:]
-            for f in fields(mi)
-            if isinstance(v := getattr(mi, f.name), np.ndarray) and v.shape == (n,)
-        },
-    )
-    exposed, _ = queue_exposure(mi, graded=True)
-    hidden = (1.0 - float(exposed[0])) * float(mi.sms * mi.m[0])
-    noc, dram = hidden * float(mi.l_noc_service), hidden * float(mi.l_dram_service[0])
+    last = _wave("mdm", "mdm", pipelined=True)(inp, *final_wave(inp))
+    return last.details["end_noc"], last.details["end_dram"]
+
+
+def _last_interval_drain(
+    mi: MemoryInputs, s_noc: np.ndarray, s_dram: np.ndarray, short: np.ndarray
+) -> tuple[float, float]:
+    """The last interval's eq. (9) queue that its ``s_noc`` / ``s_dram`` do not expose
+    (``#SMs M L^Service - S``, i.e. ``(1 - e) #SMs M L^Service``), scaled down so that
+    the cycles the interval was lengthened to its floor (``short``) are not paid twice:
+    a last interval lengthened to its bandwidth floor has moved its requests already."""
+    if mi.c.size == 0:
+        return 0.0, 0.0
+    queue = float(mi.sms * mi.m[-1])
+    noc = queue * float(mi.l_noc_service) - float(s_noc[-1])
+    dram = queue * float(mi.l_dram_service[-1]) - float(s_dram[-1])
     if noc + dram <= 0:
         return 0.0, 0.0
-    # a last interval lengthened to its bandwidth floor has moved its requests already
-    s_noc, s_dram, _ = mdm_queue_stalls(mi, graded=True)
-    mshr, q_noc, q_dram = pipelined_queues(mi, s_noc, s_dram, pipelined_extra_batches(mi))
-    short, _ = floor_shortfall(mi, mi.c + mshr + q_noc + q_dram)
-    keep = max(noc + dram - float(short[0]), 0.0) / (noc + dram)
+    keep = max(noc + dram - float(short[-1]), 0.0) / (noc + dram)
     return noc * keep, dram * keep
 
 
@@ -333,11 +334,13 @@ def pipelined_stack_terms(
     longer queue over ``L`` per batch goes to ``noc`` or ``dram`` (the longer one,
     NoC on ties), on top of the final batch's ``S^NoC`` and ``S^DRAM``. An interval
     shorter than its :func:`bandwidth_floor` is lengthened to it, the shortfall going to
-    the resource of the larger floor (NoC on ties).
+    the resource of the larger floor (NoC on ties). ``details`` gets the last
+    interval's kernel-end drain (:func:`kernel_end_drain`) as ``end_noc``, ``end_dram``.
     """
     mshr, noc, dram = pipelined_queues(mi, s_noc, s_dram, batches)
     short, floor_noc_binds = floor_shortfall(mi, mi.c + mshr + noc + dram)
     details["bandwidth_floor_fraction"] = float((short > 0).mean()) if short.size else 0.0
+    details["end_noc"], details["end_dram"] = _last_interval_drain(mi, s_noc, s_dram, short)
     return WaveTerms(
         base=mi.base(),
         dependency=mi.stall.copy(),
@@ -430,13 +433,22 @@ class MDMPipelined(Model):
 
     def predict_kernel(self, inp: KernelInput) -> KernelPrediction:
         s_l2 = l2_merge_block_stall(inp)
-        end_noc, end_dram = kernel_end_drain(inp)
+        end: dict[str, float] = {}
+
+        def drain(last: WaveTerms) -> dict[str, float]:
+            """:func:`kernel_end_drain`, from the final wave already evaluated."""
+            end.update(noc=last.details["end_noc"], dram=last.details["end_dram"])
+            return end
+
         pred = predict_interval_model(
             self.name,
             inp,
             _wave("mdm", "mdm", pipelined=True),
-            kernel_terms={"mshr": s_l2, "noc": end_noc, "dram": end_dram},
+            kernel_terms={"mshr": s_l2},
+            final_terms=drain,
         )
+        for k in ("end_noc", "end_dram"):  # the main wave's, not the kernel's
+            pred.details.pop(k, None)
         pred.details["S_L2MSHR"] = s_l2
-        pred.details["S_KernelEnd"] = end_noc + end_dram
+        pred.details["S_KernelEnd"] = end["noc"] + end["dram"]
         return pred
