@@ -562,6 +562,10 @@ def l2_access(
         1  # the entry's list holds the miss itself (GPGPU-Sim mshr_table)
     )
     ready = t_eff
+    # a read fetches its sector (and its fetch group); a write only the non-sectored
+    # line it does not cover (fetch-on-write), a sectored one marks the sector partial
+    fetch = not is_write
+    extra = np.uint32(0)  # the fetch group's other sectors that are not valid
     if is_write:
         if write_back:
             dirty[_u(b), _u(s), _u(w)] |= bit
@@ -577,22 +581,16 @@ def l2_access(
         elif ns > 1:
             partial[_u(b), _u(s), _u(w)] |= bit
         else:
-            moved += fetch_bytes
-            start, x = dram_queue(
-                dram_free, ch, t_eff, fetch_bytes, dram_bpc, cnt, C_DRAM_RD,
-                rows, line, row_lines, act,
-            )  # fmt: skip
-            act_b += x
-            ready = start + dram_lat
+            fetch = True
     else:
         partial[_u(b), _u(s), _u(w)] &= ~bit
-        extra = np.uint32(0)  # the fetch group's other sectors that are not valid
         if group > 1:
             g0 = (k // group) * group
             for q in range(g0, g0 + group):
                 qb = np.uint32(1) << np.uint32(q)
                 if q != k and not valid[_u(b), _u(s), _u(w)] & qb:
                     extra |= qb
+    if fetch:
         nbytes = fetch_bytes * (1 + n_bits(extra))
         moved += nbytes
         start, x = dram_queue(
