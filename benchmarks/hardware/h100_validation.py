@@ -8,6 +8,8 @@ Compute, against the models on the matching preset. Three steps::
     # 3. here: ncu output -> measured table (+ cache hit rates beside mdm's)
     python benchmarks/hardware/h100_validation.py collect results --out benchmarks/hardware/h100
     mdm validate --measured benchmarks/hardware/h100/measured.csv --out out/hw --json
+    # the L2 fetch granularity experiments, measured against predicted
+    python benchmarks/hardware/h100_validation.py fetch-sweep
 
 ``CASES`` size each workload for two to four waves of thread blocks on an H100's 132
 SMs (the reference's traces are sized for two waves on 28 SMs). ``collect`` splits the
@@ -251,6 +253,38 @@ def collect(results: Path, out: Path) -> None:
         pd.DataFrame(mem_rows).to_csv(out / "memory.csv", index=False)
 
 
+def fetch_sweep(out: Path, models: list[str]) -> None:
+    """The L2 fetch granularity as a measured sweep: per case measured at 32 or 128 B
+    (``ncu/<case>.fetch<B>_time.csv``), the cycles' ratio to the 64 B run, measured and
+    predicted (``l2.fetch_bytes`` set alike, each at the clock its run had)."""
+    from mdm.config import load_gpu
+    from mdm.explore.ncu import measurement, read_ncu
+    from mdm.pipeline import predict_app
+    from mdm.traces.workloads import load_trace
+
+    def first(path: Path) -> dict[str, float]:
+        return measurement(path, read_ncu(path)[0])
+
+    for case in CASES:
+        runs = {64: out / "ncu" / f"{case}.time.csv"}
+        runs |= {b: out / "ncu" / f"{case}.fetch{b}_time.csv" for b in (32, 128)}
+        hw = {b: first(f) for b, f in runs.items() if f.exists()}
+        if len(hw) < 2 or len(read_ncu(runs[64])) != 1:
+            continue  # single-kernel cases with a fetch experiment
+        app = load_trace(spec(case))
+        cyc = {}
+        for b, m in hw.items():
+            gpu = load_gpu(GPU).with_updates(
+                {"core_clock_mhz": m["sm_clock_mhz"], "l2.fetch_bytes": b}
+            )
+            cyc[b] = predict_app(app, gpu, models)
+        for b in sorted(set(hw) - {64}):
+            pred = " ".join(f"{m} x{cyc[b].cycles(m) / cyc[64].cycles(m):.3f}" for m in models)
+            print(
+                f"{case:12s} {b:>3d} B / 64 B: measured x{hw[b]['cycles'] / hw[64]['cycles']:.3f} | {pred}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -259,11 +293,16 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("results", type=Path)
     c.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    f = sub.add_parser("fetch-sweep")
+    f.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    f.add_argument("--models", nargs="+", default=["mdm", "mdm-pipelined", "mdm-queue", "gpumech"])
     a = ap.parse_args()
     if a.cmd == "prepare":
         prepare(a.out)
-    else:
+    elif a.cmd == "collect":
         collect(a.results, a.out)
+    else:
+        fetch_sweep(a.out, a.models)
 
 
 if __name__ == "__main__":
