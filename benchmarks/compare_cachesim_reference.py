@@ -7,7 +7,9 @@ accesses, hits, pending hits, misses, L1 and L2 miss rates, DRAM reads and write
 (atoms), the L2 merge-limit blocking per bank (our ``l2_blocked_cycles`` against
 the log's ``L2_cache_stats_fail_breakdown[GLOBAL_ACC_R][MSHR_MERGE_ENRTY_FAIL]``, retry
 cycles of reads whose L2 MSHR entry had no merge slot, from ``logs/<run_id>.json``;
-both over the L2 banks), the L1's blocked cycles by cause (our ``l1_*_wait_cycles``
+both over the L2 banks) and the L2 MSHR-capacity blocking per bank (our
+``l2_mshr_blocked_cycles`` against ``[GLOBAL_ACC_R][MSHR_ENRTY_FAIL]``, retry cycles of
+reads that found no free MSHR entry), the L1's blocked cycles by cause (our ``l1_*_wait_cycles``
 against the ``l1d_fail_*`` retry cycles: miss queue full, no MSHR entry, merge slots
 full, every way reserved; both summed over the SMs), and the simulation's own clock
 (``timeline_cycles``, summed over the kernels) against ``gpu_tot_sim_cycle`` (a check
@@ -46,6 +48,7 @@ COLUMNS = [  # (name, ours attribute or callable, reference column)
     ("dram_rd", "dram_reads", "dram_reads"),
     ("dram_wr", "dram_writes", "dram_writes"),
     ("l2_blk", "l2_blocked_per_bank", "l2_merge_fail_per_bank"),
+    ("l2_mshr", "l2_mshr_blocked_per_bank", "l2_mshr_fail_per_bank"),
     # the L1's blocked cycles by cause (summed over the SMs) against Accel-Sim's retry
     # cycles of rejected L1 reads by reservation-fail cause
     ("l1w_mq", "l1_miss_queue_wait_cycles", "l1d_fail_miss_queue"),
@@ -56,16 +59,18 @@ COLUMNS = [  # (name, ours attribute or callable, reference column)
 ]
 
 _MERGE_FAIL = "L2F_GLOBAL_ACC_R_MSHR_MERGE_ENRTY_FAIL"
+_MSHR_FAIL = "L2F_GLOBAL_ACC_R_MSHR_ENRTY_FAIL"
 
 
-def merge_fail_cycles(reference: Path, run_id: str) -> float:
-    """Accel-Sim's L2 merge-fail retry cycles of a run (the log's counter, cumulative over
-    the kernels: the last kernel's value); NaN without the run's ``.json`` log twin."""
+def merge_fail_cycles(reference: Path, run_id: str, counter: str = _MERGE_FAIL) -> float:
+    """Accel-Sim's L2 reservation-fail retry cycles of a run (``counter``: the merge-slot
+    fails by default, or ``_MSHR_FAIL``; the log's counter, cumulative over the kernels:
+    the last kernel's value); NaN without the run's ``.json`` log twin."""
     path = reference / "logs" / f"{run_id}.json"
     if not path.is_file():
         return float("nan")
     kernels = json.loads(path.read_text())["kernels"]
-    return float(kernels[-1].get(_MERGE_FAIL, 0.0)) if kernels else 0.0
+    return float(kernels[-1].get(counter, 0.0)) if kernels else 0.0
 
 
 def compare(
@@ -107,6 +112,7 @@ def compare(
             "dram_reads": tot.dram_read_bytes / atom,
             "dram_writes": tot.dram_write_bytes / atom,
             "l2_blocked_per_bank": tot.l2_blocked_cycles / gpu.l2.banks,
+            "l2_mshr_blocked_per_bank": tot.l2_mshr_blocked_cycles / gpu.l2.banks,
             "l1_miss_queue_wait_cycles": tot.l1_miss_queue_wait_cycles,
             "l1_mshr_wait_cycles": tot.l1_mshr_wait_cycles,
             "l1_merge_wait_cycles": tot.l1_merge_wait_cycles,
@@ -114,7 +120,9 @@ def compare(
             "timeline_cycles": tot.timeline_cycles,
         }
         row = row.copy()
-        row["l2_merge_fail_per_bank"] = merge_fail_cycles(reference, row.run_id) / gpu.l2.banks
+        banks = gpu.l2.banks
+        row["l2_merge_fail_per_bank"] = merge_fail_cycles(reference, row.run_id) / banks
+        row["l2_mshr_fail_per_bank"] = merge_fail_cycles(reference, row.run_id, _MSHR_FAIL) / banks
         out: dict[str, object] = {"run": row.run_id, "sim_s": wall}
         for name, attr, ref_col in COLUMNS:
             o, r = float(ours[attr]), float(row[ref_col])
@@ -154,9 +162,9 @@ def main() -> None:
         d = (df[f"{name}_ours"] - df[f"{name}_ref"]).abs().mean()
         rel = df[f"{name}_rel"].replace(np.inf, np.nan).abs().mean()
         print(f"  {name:9s} absolute {d:14.4f}   relative {rel:7.1%}")
-    print("runs where ours and the reference agree on whether the L1 blocks for a cause:")
+    print("runs where ours and the reference agree on whether the L1 (the L2) blocks for a cause:")
     for name, _, _ in COLUMNS:
-        if name.startswith("l1w_"):
+        if name.startswith("l1w_") or name in ("l2_blk", "l2_mshr"):
             both = (df[f"{name}_ours"] > 0) == (df[f"{name}_ref"] > 0)
             print(f"  {name:9s} {int(both.sum())} of {len(df)}")
     waits = [c[0] for c in COLUMNS if c[0].startswith("l1w_")]

@@ -1024,6 +1024,52 @@ def test_l2_read_with_full_merge_slots_blocks_its_bank_until_the_fill() -> None:
         assert state.bank_free[bank] == pytest.approx(free)
 
 
+def test_l2_miss_without_a_free_mshr_entry_blocks_its_bank_until_the_oldest_fill() -> None:
+    """Hand-worked (1 GHz, port 8 cycles per line, as above): SMs 0 and 1 read lines 6
+    and 7 of one bank at cycle 0. SM 0's miss takes an MSHR entry of the bank, filled at
+    0 + 200. SM 1's miss is served by the port at 8. With ``l2.mshr_per_bank = 1`` it
+    finds the only entry in flight: it waits for that fill (200), its DRAM transfer
+    starts then (data at 400, the load done at 400 + 100 + 20 = 520 instead of 328), and
+    the bank serves nothing else before 200 + 8 = 208 instead of 16: blocked 192 cycles,
+    one MSHR stall. With 2 entries nothing waits. Neither is a merge-limit stall."""
+    from mdm.memory.hashing import l2_bank_and_set
+
+    g = gpu().with_updates(
+        {
+            "core_clock_mhz": 1000.0,
+            "l2.hit_latency_ns": 100.0,
+            "dram.latency_ns": 200.0,
+            "noc.sm_port_gbps": 16.0,
+        }
+    )
+    bank = int(l2_bank_and_set(np.array([6], np.int64), g)[0][0])
+    margin = 0.25 + 100 + 200  # the consumer's issue, next-kernel margin (test above)
+    for entries, stalls, blocked, free, done in ((1, 1, 192, 208.0, 520.0), (2, 0, 0, 16.0, 328.0)):
+        gm = g.with_updates({"l2.mshr_per_bank": entries})
+        state = _L2State(gm)
+        s = simulate_kernel(_two_sm_kernel(6, 7), gm, l2=state, blocks_per_sm=1)
+        assert s.l2_misses == 2
+        assert (s.l2_mshr_stalls, s.l2_mshr_blocked_cycles) == (stalls, blocked)
+        assert (s.l2_merge_stalls, s.l2_blocked_cycles) == (0, 0)
+        assert state.bank_free[bank] == pytest.approx(free)
+        assert state.time == pytest.approx(done + margin)
+
+
+def test_sectors_of_one_line_in_flight_share_an_l2_mshr_entry() -> None:
+    """Sectored L2 with one MSHR entry per bank: the line L1's miss of line 6 reads its
+    4 sectors, 4 L2 misses (a fetch per sector) that hold one entry, as GPGPU-Sim's
+    per-line L2 MSHRs (``A`` in ``-gpgpu_cache:dl2``): nothing waits. Lines 6 and 7 (one
+    bank) need two entries: the first of line 7's fetches waits, its other sectors then
+    share its entry."""
+    g = gpu().with_updates({"l2.sectored": True, "l2.mshr_per_bank": 1, "dram.latency_ns": 200.0})
+    one_line = make_kernel([(LD, [128 * 6 + 4 * i for i in range(16)], 4)])
+    s = simulate_kernel(one_line, g)
+    assert (s.l2_misses, s.l2_mshr_stalls) == (4, 0)
+    two_lines = make_kernel([(LD, [128 * 6] * 16 + [128 * 7] * 16, 4)])
+    s = simulate_kernel(two_lines, g)
+    assert (s.l2_misses, s.l2_mshr_stalls) == (8, 1)
+
+
 @pytest.mark.parametrize("l2_sectored", [False, True])
 @pytest.mark.parametrize("l1_sectored", [False, True])
 def test_each_sectoring_runs_its_own_compiled_issue_loop(

@@ -42,6 +42,8 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
         "l1_blocked_cycles": k.l1_blocked_cycles,
         "l2_merge_stalls": k.l2_merge_stalls,
         "l2_blocked_cycles": k.l2_blocked_cycles,
+        "l2_mshr_stalls": k.l2_mshr_stalls,
+        "l2_mshr_blocked_cycles": k.l2_mshr_blocked_cycles,
     }
 
 
@@ -94,6 +96,7 @@ _HEAD = {
     "l2_misses": "L2 misses", "dram_bytes": "DRAM B", "requests": "reqs", "index": "#",
     "l1_read_pending_hits": "L1 pending", "l2_pending_hits": "L2 pending",
     "l2_blocked_cycles": "L2 blocked", "l1_blocked_cycles": "L1 blocked",
+    "l2_mshr_blocked_cycles": "L2 MSHR full",
     "l1_wait_cycles": "L1 blocked",
 }  # fmt: skip
 
@@ -169,11 +172,14 @@ def cachesim(
             return
         # pending: accesses to a line in flight (L1: merged into its MSHR entry; L2: also
         # those its full entry refused); L2 blocked: bank-cycles blocked by those refused
-        # reads (summed over the banks); L1 blocked: cycles the SMs' blocking L1s waited
-        # (miss queue, MSHR entry, merge slot, line allocation; summed over the SMs)
+        # reads (summed over the banks); L2 MSHR full: bank-cycles blocked by misses that
+        # found every MSHR entry of their bank in flight; L1 blocked: cycles the SMs'
+        # blocking L1s waited (miss queue, MSHR entry, merge slot, line allocation; summed
+        # over the SMs)
         cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
                 "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits",
-                "l2_blocked_cycles", "dram_reads", "dram_writes"]  # fmt: skip
+                "l2_blocked_cycles", "l2_mshr_blocked_cycles", "dram_reads",
+                "dram_writes"]  # fmt: skip
         _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
                    "l1_miss_rate", "l1_wait_cycles", "l2_accesses", "l2_miss_rate",

@@ -230,7 +230,12 @@ class L2Config(_Strict):
     line_bytes: int = Field(default=128, ge=32)
     sector_bytes: int = Field(default=32, ge=4)
     sectored: bool = False
-    mshr_per_bank: int = Field(default=128, ge=1)
+    mshr_per_bank: int = Field(
+        default=128,
+        ge=1,
+        description="MSHR entries per bank, one per line in flight from DRAM; a miss that "
+        "finds none free blocks its bank until one fills (GPGPU-Sim -gpgpu_cache:dl2 A:N)",
+    )
     mshr_max_merge: int = Field(default=8, ge=1)
     write_policy: Literal["write_back", "write_through"] = "write_back"
     write_allocate: bool = True

@@ -53,7 +53,9 @@ C_DRAM_WR = 10
 C_L2_PEND = 11
 C_L2_MERGE_STALLS = 12
 C_L2_BLOCKED = 13
-N_COUNTERS = 14
+C_L2_MSHR_STALLS = 14  # L2 misses that found every MSHR entry of their bank in flight
+C_L2_MSHR_BLOCKED = 15  # bank-cycles those misses held their bank's input
+N_COUNTERS = 16
 
 # per-instruction slots
 I_L1_ACC = 0
@@ -386,18 +388,27 @@ def fifo_slot(free: np.ndarray, i: np.int64, t: float, step: float) -> float:
 
 @njit(cache=True, inline="always")
 def block_bank(
-    bank_free: np.ndarray, b: np.int64, t: float, fill_t: float, step: float, cnt: np.ndarray
+    bank_free: np.ndarray,
+    b: np.int64,
+    t: float,
+    until: float,
+    step: float,
+    cnt: np.ndarray,
+    stalls: np.int64,
+    cycles: np.int64,
 ) -> None:
-    """A read reaching bank ``b`` at ``t`` found its L2 MSHR entry's merge slots full:
-    the bank's input waits for the fill (GPGPU-Sim's reservation fail keeps the request
-    at the head of the sub-partition's queue), so it serves nothing else before
-    ``fill_t`` (+ ``step`` for the request itself). Counts the event and the cycles the
-    bank's free time moved."""
+    """A request reaching bank ``b`` at ``t`` cannot be taken before ``until``: its L2
+    MSHR entry's merge slots are full (it waits for the fill) or every MSHR entry of the
+    bank is in flight (it waits for the oldest one's fill). GPGPU-Sim's reservation fail
+    keeps the request at the head of the sub-partition's queue, so the bank's input
+    serves nothing else before ``until`` (+ ``step`` for the request itself). Counts the
+    event in ``cnt[stalls]`` and the cycles the bank's free time moved in
+    ``cnt[cycles]``."""
     free = bank_free[_u(b)] if bank_free[_u(b)] > t else t
-    if fill_t + step > free:
-        cnt[C_L2_MERGE_STALLS] += 1
-        cnt[C_L2_BLOCKED] += np.int64(fill_t + step - free + 0.5)
-        bank_free[_u(b)] = fill_t + step
+    if until + step > free:
+        cnt[stalls] += 1
+        cnt[cycles] += np.int64(until + step - free + 0.5)
+        bank_free[_u(b)] = until + step
 
 
 @njit(cache=True, inline="always")
@@ -471,6 +482,7 @@ def l2_access(
     rows: np.ndarray,
     row_lines: np.int64,
     act: float,
+    mshr: tuple,
 ) -> tuple[np.int64, float, np.int64, float]:
     """One L2 access to state sector ``k`` of ``line``; returns (outcome, data-ready time,
     DRAM bytes moved: the fetch and a dirty victim's write-back, and the channel time
@@ -491,6 +503,18 @@ def l2_access(
     group of ``group`` sectors around sector ``k`` in one transfer; the group's sectors
     that are not valid become valid with the same fill time and no merged request, so a
     later access to them hits (or merges while in flight) as on the hardware.
+
+    MSHR capacity (``l2.mshr_per_bank``; ``mshr`` = ``(mring, mhead, bank_free,
+    bank_step)``): a fetch takes one of its bank's MSHR entries until its data are back
+    from DRAM; a fetch of a sector whose line has another sector in flight shares that
+    line's entry (GPGPU-Sim's L2 MSHRs are per line, ``A`` in ``-gpgpu_cache:dl2``).
+    ``mring[b]`` holds the fill times of bank ``b``'s last ``mshr_per_bank`` entries,
+    oldest at ``mhead[b]``; entries free in that order (a bank's fetches queue FIFO at
+    one DRAM channel, so their fills are in order, except for an entry shared by a later
+    sector, which frees at its first fill). A fetch that finds the oldest still in
+    flight waits for its fill (``MSHR_ENRTY_FAIL``) and holds its bank's input until
+    then (:func:`block_bank` on ``bank_free``: ``C_L2_MSHR_STALLS``,
+    ``C_L2_MSHR_BLOCKED``).
     """
     ns = fill.shape[3]
     moved = np.int64(0)
@@ -591,6 +615,16 @@ def l2_access(
                 if q != k and not valid[_u(b), _u(s), _u(w)] & qb:
                     extra |= qb
     if fetch:
+        entry = True  # a new MSHR entry, unless another sector of the line is in flight
+        if ns > 1:
+            for q in range(ns):
+                if q != k and fill[_u(b), _u(s), _u(w), _u(q)] > t:
+                    entry = False
+        mring, mhead, bank_free, bank_step = mshr
+        h = mhead[_u(b)]
+        if entry and mring[_u(b), _u(h)] > t_eff:  # every entry in flight: the oldest frees
+            t_eff = mring[_u(b), _u(h)]
+            block_bank(bank_free, b, t, t_eff, bank_step, cnt, C_L2_MSHR_STALLS, C_L2_MSHR_BLOCKED)
         nbytes = fetch_bytes * (1 + n_bits(extra))
         moved += nbytes
         start, x = dram_queue(
@@ -605,6 +639,9 @@ def l2_access(
                 if (extra >> np.uint32(q)) & np.uint32(1):
                     fill[_u(b), _u(s), _u(w), _u(q)] = ready
                     merges[_u(b), _u(s), _u(w), _u(q)] = 0
+        if entry:
+            mring[_u(b), _u(h)] = ready
+            mhead[_u(b)] = h + 1 if h + 1 < mring.shape[1] else 0
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
     return MISS, ready, moved, act_b
 
@@ -658,7 +695,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
     ) -> None:
         """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
 
-        ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ... ``mq_wait``).
+        ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ...
+        ``l2_mhead``).
 
         ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
         Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
@@ -673,8 +711,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
         * a miss (and a store) queues at its L2 bank's port: served at ``max(t,
           bank_free[bank])``, then ``bank_free[bank]`` advances by ``bank_step`` (core
           cycles per request a port serves; 0: no port limit);
-        * the L2 sees it then; an L2 miss queues at its DRAM channel (``bank_ch[bank]`` =
-          ``bank * channels // banks``, :func:`dram_queue`);
+        * the L2 sees it then; an L2 miss takes one of its bank's MSHR entries (waiting,
+          and holding the bank, while all are in flight: :func:`l2_access`) and queues at
+          its DRAM channel (``bank_ch[bank]`` = ``bank * channels // banks``,
+          :func:`dram_queue`);
         * its reply takes a slot of the SM's share of the NoC, ``max(t, noc_free[c])``,
           then ``noc_free[c]`` advances by ``noc_step`` (reply bytes / the SM's bytes per
           cycle): the reply bandwidth is enforced in request order, and the data arrive
@@ -746,6 +786,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             mq_ring,
             mq_head,
             mq_wait,
+            l2_mring,
+            l2_mhead,
         ) = cache_args
 
         l1_sets = l1_tags.shape[1]
@@ -926,6 +968,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             l2_merges, stamp, cnt, b, s2, line, q, t_l2, is_w, full,
                             write_back, write_alloc, l2_max_merge, l2_fetch, dram_lat,
                             dram_free, ch, dram_bpc, l2_group, dram_rows, dram_row_lines, dram_act,
+                            (l2_mring, l2_mhead, bank_free, bank_step),
                         )  # fmt: skip
                         n_l2 += 1
                         n_dram += moved
@@ -937,7 +980,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             if not is_w:
                                 n_l2rdm += 1
                         elif o == PENDING_FULL and not is_w:
-                            block_bank(bank_free, b, t_l2, rd, bank_step, cnt)
+                            block_bank(
+                                bank_free, b, t_l2, rd, bank_step, cnt, C_L2_MERGE_STALLS,
+                                C_L2_BLOCKED,
+                            )  # fmt: skip
                         if rd > ready:
                             ready = rd
                     if direct:  # a load's or atomic's data (after its reply slot)

@@ -29,7 +29,15 @@ Model (all choices the papers leave open are listed here):
   until the fill (GPGPU-Sim keeps the failed request at the head of the
   sub-partition's input queue): the bank's port serves nothing else before then
   (``l2_merge_stalls`` events; ``l2_blocked_cycles``, the bank-cycles from the
-  blocked read's L2 access to the fill, summed over banks).
+  blocked read's L2 access to the fill, summed over banks). Each L2 bank has
+  ``l2.mshr_per_bank`` entries, one per line in flight from DRAM (the sectors of a
+  line share one, GPGPU-Sim's ``A`` MSHRs); a miss that finds them all in flight
+  waits for the oldest one's fill and blocks its bank the same way
+  (``MSHR_ENRTY_FAIL``: ``l2_mshr_stalls``, ``l2_mshr_blocked_cycles``). Since
+  2026-11-26; before, the field was read and ignored. Over the 83 reference runs the
+  simulation blocks in the same runs as Accel-Sim in 68 (stride32 on mdm_pascal 3,719
+  bank-cycles per bank against Accel-Sim's 3,665; elsewhere 1-4x fewer), and the miss
+  rates did not move (docs/measurement-log.md).
 * **Timing** (core cycles; decides hit vs pending hit vs miss): the simulation is
   driven by :func:`mdm.memory.schedule.run_timed`, which issues every warp's
   instructions per SM by the configuration's ``sm.scheduler_policy`` (GTO: per warp
@@ -77,8 +85,10 @@ Model (all choices the papers leave open are listed here):
   (the bank's input serves reads and writes alike; since 2026-11-25), and an atomic
   with a destination register returns its data in a reply slot, which its warp waits
   for as for a load's (before, atomics took a miss-queue slot only and no warp waited
-  for them). Not modelled: L2 MSHR capacity, the request-direction NoC bandwidth of store
-  data, DRAM row-buffer effects and read/write turnarounds.
+  for them). Not modelled: the request-direction NoC bandwidth of store data, the
+  finite queues between the L1s, the L2 and DRAM (a full L2 bank holds later requests
+  to it, but never the SMs' miss queues), DRAM read/write turnarounds, and row-buffer
+  effects other than ``dram.activate_ns``'s activation rate (:func:`_core.dram_queue`).
 * **L2**, shared, ``l2.banks`` banks (memory sub-partitions), bank and set from
   :func:`mdm.memory.hashing.l2_bank_and_set`: ``consecutive`` banks (one per channel:
   ``(addr // bank_interleave_bytes) mod banks``), or GPGPU-Sim's ``ipoly``,
@@ -91,7 +101,7 @@ Model (all choices the papers leave open are listed here):
   first read (lazy fetch-on-read); dirty victims are written to DRAM (dirty sectors,
   or the whole line when not sectored). The L2 persists across the kernels of an app
   and is not flushed at the end. L2 misses to a line in flight are L2 pending hits
-  (``l2_pending_hits``), not misses. L2 MSHR capacity is not modelled.
+  (``l2_pending_hits``), not misses; the MSHRs are above.
 * **DRAM** bytes: a non-sectored L2 moves whole lines, a sectored one sectors.
 
 Not supported (a :class:`~mdm.errors.ConfigError` says so): a write-back L1, L1 and L2
@@ -153,6 +163,8 @@ _COUNTER_FIELDS = {
     _core.C_L2_PEND: "l2_pending_hits",
     _core.C_L2_MERGE_STALLS: "l2_merge_stalls",
     _core.C_L2_BLOCKED: "l2_blocked_cycles",
+    _core.C_L2_MSHR_STALLS: "l2_mshr_stalls",
+    _core.C_L2_MSHR_BLOCKED: "l2_mshr_blocked_cycles",
 }
 
 
@@ -247,6 +259,7 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         l2.line_bytes,
         l2.sector_bytes,
         l2.sectored,
+        l2.mshr_per_bank,
         l2.mshr_max_merge,
         l2.write_policy,
         l2.write_allocate,
@@ -503,6 +516,9 @@ class _L2State:
         nb = gpu.dram.banks if gpu.dram.activate_ns > 0 else 0
         self.dram_rows = np.full((gpu.dram.channels, nb), -1, np.int64)
         self.bank_free = np.zeros(l2.banks, np.float64)  # per L2 bank port, core cycles
+        # fill times of each bank's MSHR entries, oldest at mshr_head (_core.l2_access)
+        self.mshr_ring = np.full((l2.banks, l2.mshr_per_bank), -np.inf)
+        self.mshr_head = np.zeros(l2.banks, np.int64)
         # memory instructions of the last kernel in simulation order, and their SMs
         self.last_order = np.zeros(0, np.int64)
         self.last_sm = np.zeros(0, np.int32)
@@ -631,6 +647,8 @@ def simulate_kernel(
         np.full((gpu.n_sm, l1c.miss_queue_entries), -np.inf),  # miss-queue departures
         np.zeros(gpu.n_sm, np.int64),
         mq_wait,
+        l2.mshr_ring,
+        l2.mshr_head,
     )
     proc = np.zeros(inst.shape[0], np.int64)
     t_start = l2.time

@@ -87,6 +87,10 @@ class KernelCacheStats:
     # the fill, and the bank-cycles so blocked (summed over banks; core cycles)
     l2_merge_stalls: int = 0
     l2_blocked_cycles: int = 0
+    # L2 misses that found every MSHR entry of their bank in flight (l2.mshr_per_bank) and
+    # held their bank until the oldest entry's fill, and the bank-cycles so blocked
+    l2_mshr_stalls: int = 0
+    l2_mshr_blocked_cycles: int = 0
     # cycles the SMs' L1s waited for a free miss-queue entry (summed over SMs; core cycles)
     l1_miss_queue_wait_cycles: int = 0
     # cycles they waited for a free MSHR entry, for a merge slot (the read's entry full)
@@ -162,6 +166,8 @@ SCALAR_FIELDS = (
     "l2_pending_hits",
     "l2_merge_stalls",
     "l2_blocked_cycles",
+    "l2_mshr_stalls",
+    "l2_mshr_blocked_cycles",
     *L1_WAIT_FIELDS,
     "timeline_cycles",
 )
