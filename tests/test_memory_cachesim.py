@@ -908,6 +908,8 @@ TIMING_UPDATES = {
     "noc.bandwidth_gbps": 500.0,
     "noc.sm_port_gbps": 20.0,
     "l2.sub_partition_bits": (7,),
+    "l2.mshr_per_bank": 64,
+    "l1.streaming_tags": "miss",
 }
 
 
@@ -1068,6 +1070,28 @@ def test_sectors_of_one_line_in_flight_share_an_l2_mshr_entry() -> None:
     two_lines = make_kernel([(LD, [128 * 6] * 16 + [128 * 7] * 16, 4)])
     s = simulate_kernel(two_lines, g)
     assert (s.l2_misses, s.l2_mshr_stalls) == (8, 1)
+
+
+@pytest.mark.parametrize(("tags", "hits"), [("fill", 1), ("miss", 0)])
+def test_streaming_tags_at_the_miss_replace_in_miss_order(tags: str, hits: int) -> None:
+    """A streaming L1 (4 ways, line ``x`` in set ``x mod 8``): the warp reads line 0,
+    waits for it, then reads lines 8, 16, 24, 32 and 0 again, all in set 0. With tags
+    allocated at the fill (Accel-Sim) line 0 is the only line filled when it is read
+    again: a hit. With tags at the miss (``l1.streaming_tags = 'miss'``, as measured on
+    an H100) lines 8-24 take the three free ways and line 32 displaces the least
+    recently used one, line 0, so its second read misses; no access waits for a way."""
+    g = gpu(allocate_on="fill", streaming_tags=tags).with_updates(
+        {"l2.hit_latency_ns": 100.0, "dram.latency_ns": 200.0}
+    )
+    k = _dep_kernel([0])
+    k2 = make_kernel(
+        [(LD, [0] * 32, 4), (int(InstrClass.FP32), [], 0)]
+        + [(LD, [128 * x] * 32, 4) for x in (8, 16, 24, 32, 0)]
+    )
+    k2.dst[0], k2.src[1] = k.dst[0], k.src[1]  # the FP32 reads the first load's register
+    s = simulate_kernel(k2, g)
+    assert (s.l1_read_accesses, s.l1_read_hits, s.l1_read_misses) == (6, hits, 6 - hits)
+    assert s.l1_alloc_wait_cycles == 0
 
 
 @pytest.mark.parametrize("l2_sectored", [False, True])

@@ -174,6 +174,13 @@ class L1Config(_Strict):
     allocate_on: Literal["miss", "fill"] = Field(
         default="miss", description="'fill' = streaming L1 (paper 004 III-C)"
     )
+    streaming_tags: Literal["fill", "miss"] = Field(
+        default="fill",
+        description="a streaming L1's tags in the cache simulation: 'fill' allocates a "
+        "line at its fill (Accel-Sim); 'miss' takes the least recently used way at the "
+        "miss, never waiting for a way (a line in flight can be displaced), so lines "
+        "are replaced in miss order (measured on an H100)",
+    )
     set_index: Literal["linear", "fermi_hash"] = "linear"
     banks: int = Field(
         default=1, ge=1, description="tag lookups per cycle (GPGPU-Sim -gpgpu_l1_banks)"

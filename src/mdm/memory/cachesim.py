@@ -8,10 +8,15 @@ Model (all choices the papers leave open are listed here):
   miss, and a victim is never a line with a fill in flight; if every way of the set
   is reserved the access waits for the first fill), or, with ``l1.allocate_on =
   'fill'`` (streaming L1, paper 004 III-C, :mod:`mdm.memory.streaming`), when the fill
-  returns (no reservation, an MSHR entry per in-flight sector). With the adaptive
-  carve-out (``l1.unified_bytes``) the L1 ways are set per kernel
+  returns (no reservation, an MSHR entry per in-flight sector), unless
+  ``l1.streaming_tags = 'miss'``: the streaming L1 then takes the least recently used
+  way at the miss without waiting for it (a line in flight can be displaced), so that
+  lines are replaced in miss order, as measured on an H100 (stride32's L1 hits: ncu
+  4.0 %, 1.0 % this way, 67 % with tags at the fill; docs/measurement-log.md). With
+  the adaptive carve-out (``l1.unified_bytes``) the L1 ways are set per kernel
   (:mod:`mdm.memory.carveout`), and a streaming L1 allocates on miss for kernels
-  without shared memory (GPGPU-Sim ``max_cta``). Stores are write-through: they count
+  without shared memory (GPGPU-Sim ``max_cta``; with ``streaming_tags = 'miss'``
+  without waiting for a way, as above). Stores are write-through: they count
   as L1 write accesses, refresh the LRU position of a line they hit and go to the L2;
   they never take an MSHR. A write-allocate L1 (GPGPU-Sim lazy fetch-on-read ``L``,
   SM7_QV100) is simulated as no-write-allocate: written sectors are not installed in
@@ -247,6 +252,7 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         l1.write_policy,
         l1.write_allocate,
         l1.allocate_on,
+        l1.streaming_tags,
         l1.set_index,
         l1.coalescer,
         l1.unified_bytes,
@@ -649,6 +655,7 @@ def simulate_kernel(
         mq_wait,
         l2.mshr_ring,
         l2.mshr_head,
+        l1c.allocate_on == "fill" and l1c.streaming_tags == "miss",  # no reserved ways
     )
     proc = np.zeros(inst.shape[0], np.int64)
     t_start = l2.time

@@ -63,11 +63,11 @@ def kernel_l1_ways(kernel: KernelTrace, gpu: GPUConfig, blocks_per_sm: int | Non
 def kernel_allocates_on_fill(
     kernel: KernelTrace, gpu: GPUConfig, blocks_per_sm: int | None = None
 ) -> bool:
-    """Whether the L1 allocates on fill for ``kernel``: ``l1.allocate_on == 'fill'``, except
-    that with the adaptive carve-out a kernel without shared memory allocates on miss
-    (GPGPU-Sim ``max_cta``: a streaming L1 that has the whole unified array is switched to
-    ``ON_MISS``, otherwise to ``ON_FILL``)."""
-    if gpu.l1.allocate_on != "fill":
+    """Whether the L1 allocates on fill for ``kernel``: ``l1.allocate_on == 'fill'`` with
+    ``l1.streaming_tags == 'fill'``, except that with the adaptive carve-out a kernel
+    without shared memory allocates on miss (GPGPU-Sim ``max_cta``: a streaming L1 that
+    has the whole unified array is switched to ``ON_MISS``, otherwise to ``ON_FILL``)."""
+    if gpu.l1.allocate_on != "fill" or gpu.l1.streaming_tags == "miss":
         return False
     if gpu.l1.unified_bytes is None:
         return True
