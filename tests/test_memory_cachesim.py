@@ -831,6 +831,19 @@ def _two_sm_kernel(line0: int, line1: int) -> KernelTrace:
     return k2
 
 
+def _hand_gpu() -> GPUConfig:
+    """The hand-worked L2 cases' configuration: 1 GHz (1 ns = 1 cycle), L2 hit 100
+    cycles, DRAM 200, a 16 GB/s L2 port (a 128 B line per 8 cycles)."""
+    return gpu().with_updates(
+        {
+            "core_clock_mhz": 1000.0,
+            "l2.hit_latency_ns": 100.0,
+            "dram.latency_ns": 200.0,
+            "noc.sm_port_gbps": 16.0,
+        }
+    )
+
+
 def test_l2_bank_port_serves_one_miss_per_service_time() -> None:
     """Hand-worked (1 GHz: 1 ns = 1 cycle): a port of 16 GB/s = 16 B/cycle serves a
     128 B line per 8 cycles. Two SMs miss at cycle 0: to different banks both L2
@@ -839,14 +852,7 @@ def test_l2_bank_port_serves_one_miss_per_service_time() -> None:
     from mdm.memory.cachesim import _l2_port_cycles
     from mdm.memory.hashing import l2_bank_and_set
 
-    g = gpu().with_updates(
-        {
-            "core_clock_mhz": 1000.0,
-            "l2.hit_latency_ns": 100.0,
-            "dram.latency_ns": 200.0,
-            "noc.sm_port_gbps": 16.0,
-        }
-    )
+    g = _hand_gpu()
     assert _l2_port_cycles(g, 2) == pytest.approx(8.0)
     bank, _ = l2_bank_and_set(np.array([6, 7, 9], np.int64), g)
     assert bank[0] == bank[1] != bank[2]  # lines 6, 7 share a bank, 9 is in the other
@@ -1008,14 +1014,7 @@ def test_l2_read_with_full_merge_slots_blocks_its_bank_until_the_fill() -> None:
     pending hit) and nothing blocks."""
     from mdm.memory.hashing import l2_bank_and_set
 
-    g = gpu().with_updates(
-        {
-            "core_clock_mhz": 1000.0,
-            "l2.hit_latency_ns": 100.0,
-            "dram.latency_ns": 200.0,
-            "noc.sm_port_gbps": 16.0,
-        }
-    )
+    g = _hand_gpu()
     bank = int(l2_bank_and_set(np.array([6], np.int64), g)[0][0])
     for merge, stalls, blocked, free in ((1, 1, 192, 208.0), (2, 0, 0, 16.0)):
         gm = g.with_updates({"l2.mshr_max_merge": merge})
@@ -1036,14 +1035,7 @@ def test_l2_miss_without_a_free_mshr_entry_blocks_its_bank_until_the_oldest_fill
     one MSHR stall. With 2 entries nothing waits. Neither is a merge-limit stall."""
     from mdm.memory.hashing import l2_bank_and_set
 
-    g = gpu().with_updates(
-        {
-            "core_clock_mhz": 1000.0,
-            "l2.hit_latency_ns": 100.0,
-            "dram.latency_ns": 200.0,
-            "noc.sm_port_gbps": 16.0,
-        }
-    )
+    g = _hand_gpu()
     bank = int(l2_bank_and_set(np.array([6], np.int64), g)[0][0])
     margin = 0.25 + 100 + 200  # the consumer's issue, next-kernel margin (test above)
     for entries, stalls, blocked, free, done in ((1, 1, 192, 208.0, 520.0), (2, 0, 0, 16.0, 328.0)):
