@@ -411,6 +411,15 @@ def block_bank(
         bank_free[_u(b)] = until + step
 
 
+@njit(cache=True, _nrt=False)
+def _block_bank_mshr(
+    bank_free: np.ndarray, b: np.int64, t: float, until: float, step: float, cnt: np.ndarray
+) -> None:
+    """:func:`block_bank` for a miss without a free L2 MSHR entry, out of line: the path
+    is rare, and inlining it into the issue loop lengthened its compilation."""
+    block_bank(bank_free, b, t, until, step, cnt, C_L2_MSHR_STALLS, C_L2_MSHR_BLOCKED)
+
+
 @njit(cache=True, inline="always")
 def dram_queue(
     dram_free: np.ndarray,
@@ -624,7 +633,7 @@ def l2_access(
         h = mhead[_u(b)]
         if entry and mring[_u(b), _u(h)] > t_eff:  # every entry in flight: the oldest frees
             t_eff = mring[_u(b), _u(h)]
-            block_bank(bank_free, b, t, t_eff, bank_step, cnt, C_L2_MSHR_STALLS, C_L2_MSHR_BLOCKED)
+            _block_bank_mshr(bank_free, b, t, t_eff, bank_step, cnt)
         nbytes = fetch_bytes * (1 + n_bits(extra))
         moved += nbytes
         start, x = dram_queue(
@@ -930,10 +939,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             t_eff = mshr_ring[_u(c), _u(h)]
                             mq_wait[W_MSHR] += t_eff - t
                         if w < 0 and not on_fill:
-                            if l1_displace:  # streaming tags at the miss: plain LRU, no wait
-                                w = lru_way(l1_tags, l1_lru, l1_ix, c, s1)
-                            else:
-                                w, t_free = victim_ix(l1_tags, l1_lru, l1_fill, l1_ix, c, s1, t_eff)
+                            w = lru_way(l1_tags, l1_lru, l1_ix, c, s1)
+                            if not l1_displace:  # (streaming tags at the miss: LRU, no wait)
+                                w, t_free = _victim_at(l1_tags, l1_lru, l1_fill, c, s1, w, t_eff)
                                 if t_free > t_eff:
                                     mq_wait[W_ALLOC] += t_free - t_eff
                                     t_eff = t_free
