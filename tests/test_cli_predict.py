@@ -183,6 +183,37 @@ def test_l1_blocking_reported_per_cause() -> None:
     assert out[4096][0] == 0 and "mshr entry" not in out[4096][1]
 
 
+def test_l2_blocking_reported_per_cause() -> None:
+    """Per kernel, the JSON gives the cache simulation's L2 bank blocking by cause per
+    bank (``mdm.pipeline.l2_blocking``): with one L2 MSHR entry per bank the stride
+    kernel's misses wait for entries, with 4,096 none does; no read overflows a merge
+    entry (each line is read by one warp)."""
+    from mdm.config.export import dumps_gpu
+    from mdm.config.load import load_gpu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import load_trace
+
+    spec = "builtin:stride?ctas=56"
+    for entries in (1, 4096):
+        gpu = load_gpu("mdm_pascal").with_updates({"l2.mshr_per_bank": entries})
+        with tempfile.TemporaryDirectory() as d:
+            cfg = Path(d) / "g.toml"
+            cfg.write_text(dumps_gpu(gpu))
+            r = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm", "--json"])
+            assert r.exit_code == 0, r.output
+        kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
+        stats = simulate_app(load_trace(spec), gpu).kernels[0]
+        banks = gpu.l2.banks
+        assert kernel["l2_blocking"] == pytest.approx(
+            {
+                "merge_slots": stats.l2_blocked_cycles / banks,
+                "mshr_entry": stats.l2_mshr_blocked_cycles / banks,
+            }
+        )
+        assert kernel["l2_blocking"]["merge_slots"] == 0
+        assert (kernel["l2_blocking"]["mshr_entry"] > 0) == (entries == 1)
+
+
 def test_table_gives_the_cpi_stack_as_shares_of_cycles() -> None:
     """The table's CPI stack is each component's share of the cycles, largest first,
     shares under 0.5 % left out; --json keeps the components in cycles per instruction."""

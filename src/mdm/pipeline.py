@@ -217,8 +217,10 @@ class AppPrediction:
             conflicts: list[dict[str, float] | None] = (
                 [_conflicts(i) for i in self.inputs] if have else [None] * len(preds)
             )
-            blocking: list[dict[str, float] | None] = (
-                [l1_blocking(i) for i in self.inputs] if have else [None] * len(preds)
+            blocking: list[tuple[dict[str, float], dict[str, float]] | None] = (
+                [(l1_blocking(i), l2_blocking(i)) for i in self.inputs]
+                if have
+                else [None] * len(preds)
             )
             out["models"][model] = {
                 "cycles": float(t.cycles),
@@ -236,7 +238,8 @@ class AppPrediction:
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
                         "occupancy": o,
                         "shared_bank_conflicts": c,
-                        "l1_blocking": b,
+                        "l1_blocking": None if b is None else b[0],
+                        "l2_blocking": None if b is None else b[1],
                         "details": {k: float(v) for k, v in p.details.items()},
                     }
                     for p, o, c, b in zip(preds, occ, conflicts, blocking, strict=True)
@@ -294,6 +297,18 @@ def l1_blocking(inp: KernelInput) -> dict[str, float]:
         "mshr_entry": c.l1_mshr_wait_cycles / sms,
         "merge_slots": c.l1_merge_wait_cycles / sms,
         "line_allocation": c.l1_alloc_wait_cycles / sms,
+    }
+
+
+def l2_blocking(inp: KernelInput) -> dict[str, float]:
+    """Cycles a kernel's L2 banks were blocked in the cache simulation, per bank, by
+    cause (Accel-Sim's L2 reservation fails): a read whose MSHR entry was out of
+    ``merge_slots``, a miss that found no free ``mshr_entry``."""
+    c = inp.cache
+    banks = max(inp.gpu.l2.banks, 1)
+    return {
+        "merge_slots": c.l2_blocked_cycles / banks,
+        "mshr_entry": c.l2_mshr_blocked_cycles / banks,
     }
 
 
