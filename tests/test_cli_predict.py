@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -147,28 +148,39 @@ def test_occupancy_reported_with_its_limiter() -> None:
     assert json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["shared_bank_conflicts"] == {}
 
 
-def test_l1_blocking_reported_per_cause() -> None:
-    """Per kernel, the JSON gives the cache simulation's L1 waits by cause per active SM
-    (``mdm.pipeline.l1_blocking``), the table names the causes that occurred: with one
-    MSHR entry every miss of the stride kernel after the first waits for an entry, with
-    4,096 (more than its misses in flight) none does."""
+def _predict_stride(updates: dict[str, object], table: bool = False) -> tuple[dict, str, Any, Any]:
+    """``mdm predict`` of the stride kernel (56 CTAs, model ``mdm``) on ``mdm_pascal`` with
+    ``updates``, through a config file: the JSON's first kernel, the table's text (with
+    ``table``, else ""), the cache simulation's stats of that kernel and the
+    configuration."""
     from mdm.config.export import dumps_gpu
     from mdm.config.load import load_gpu
     from mdm.memory import simulate_app
     from mdm.traces.workloads import load_trace
 
     spec = "builtin:stride?ctas=56"
+    gpu = load_gpu("mdm_pascal").with_updates(updates)
+    with tempfile.TemporaryDirectory() as d:
+        cfg = Path(d) / "g.toml"
+        cfg.write_text(dumps_gpu(gpu))
+        r = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm", "--json"])
+        assert r.exit_code == 0, r.output
+        kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
+        text = ""
+        if table:
+            text = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm"]).output
+    stats = simulate_app(load_trace(spec), gpu).kernels[0]
+    return kernel, text, stats, gpu
+
+
+def test_l1_blocking_reported_per_cause() -> None:
+    """Per kernel, the JSON gives the cache simulation's L1 waits by cause per active SM
+    (``mdm.pipeline.l1_blocking``), the table names the causes that occurred: with one
+    MSHR entry every miss of the stride kernel after the first waits for an entry, with
+    4,096 (more than its misses in flight) none does."""
     out = {}
     for entries in (1, 4096):
-        gpu = load_gpu("mdm_pascal").with_updates({"l1.mshr_entries": entries})
-        with tempfile.TemporaryDirectory() as d:
-            cfg = Path(d) / "g.toml"
-            cfg.write_text(dumps_gpu(gpu))
-            r = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm", "--json"])
-            assert r.exit_code == 0, r.output
-            kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
-            table = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm"])
-        stats = simulate_app(load_trace(spec), gpu).kernels[0]
+        kernel, table, stats, _ = _predict_stride({"l1.mshr_entries": entries}, table=True)
         sms = kernel["occupancy"]["active_sms"]
         assert kernel["l1_blocking"] == pytest.approx(
             {
@@ -178,7 +190,7 @@ def test_l1_blocking_reported_per_cause() -> None:
                 "line_allocation": stats.l1_alloc_wait_cycles / sms,
             }
         )
-        out[entries] = kernel["l1_blocking"]["mshr_entry"], table.output
+        out[entries] = kernel["l1_blocking"]["mshr_entry"], table
     assert out[1][0] > 0 and "mshr entry" in out[1][1]
     assert out[4096][0] == 0 and "mshr entry" not in out[4096][1]
 
@@ -188,21 +200,8 @@ def test_l2_blocking_reported_per_cause() -> None:
     bank (``mdm.pipeline.l2_blocking``): with one L2 MSHR entry per bank the stride
     kernel's misses wait for entries, with 4,096 none does; no read overflows a merge
     entry (each line is read by one warp)."""
-    from mdm.config.export import dumps_gpu
-    from mdm.config.load import load_gpu
-    from mdm.memory import simulate_app
-    from mdm.traces.workloads import load_trace
-
-    spec = "builtin:stride?ctas=56"
     for entries in (1, 4096):
-        gpu = load_gpu("mdm_pascal").with_updates({"l2.mshr_per_bank": entries})
-        with tempfile.TemporaryDirectory() as d:
-            cfg = Path(d) / "g.toml"
-            cfg.write_text(dumps_gpu(gpu))
-            r = runner.invoke(app, ["predict", spec, "--gpu", str(cfg), "--model", "mdm", "--json"])
-            assert r.exit_code == 0, r.output
-        kernel = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]
-        stats = simulate_app(load_trace(spec), gpu).kernels[0]
+        kernel, _, stats, gpu = _predict_stride({"l2.mshr_per_bank": entries})
         banks = gpu.l2.banks
         assert kernel["l2_blocking"] == pytest.approx(
             {
