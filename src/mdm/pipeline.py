@@ -208,19 +208,14 @@ class AppPrediction:
     def to_dict(self) -> dict[str, Any]:
         """Per model: ``cycles``, ``ipc``, ``cpi_stack``, ``md_fraction`` and ``kernels``."""
         out: dict[str, Any] = {"app": self.app, "gpu": self.gpu, "models": {}}
+        # per kernel, the same for every model (:data:`_DIAGNOSTICS`)
+        diagnostics = [{k: f(i) for k, f in _DIAGNOSTICS.items()} for i in self.inputs]
         for model, preds in self.kernels.items():
             t = self.total(model)
-            have = len(self.inputs) == len(preds)
-            occ: list[dict[str, Any] | None] = (
-                [_occupancy_dict(i) for i in self.inputs] if have else [None] * len(preds)
-            )
-            conflicts: list[dict[str, float] | None] = (
-                [_conflicts(i) for i in self.inputs] if have else [None] * len(preds)
-            )
-            blocking: list[tuple[dict[str, float], dict[str, float]] | None] = (
-                [(l1_blocking(i), l2_blocking(i)) for i in self.inputs]
-                if have
-                else [None] * len(preds)
+            diag = (
+                diagnostics
+                if len(diagnostics) == len(preds)
+                else [dict.fromkeys(_DIAGNOSTICS)] * len(preds)
             )
             out["models"][model] = {
                 "cycles": float(t.cycles),
@@ -236,13 +231,10 @@ class AppPrediction:
                         "warp_insts": int(p.warp_insts),
                         "md_fraction": _md(p.md_fraction, None),
                         "cpi_stack": {k: float(v) for k, v in p.cpi_stack.items()},
-                        "occupancy": o,
-                        "shared_bank_conflicts": c,
-                        "l1_blocking": None if b is None else b[0],
-                        "l2_blocking": None if b is None else b[1],
+                        **d,
                         "details": {k: float(v) for k, v in p.details.items()},
                     }
-                    for p, o, c, b in zip(preds, occ, conflicts, blocking, strict=True)
+                    for p, d in zip(preds, diag, strict=True)
                 ],
             }
         return out
@@ -305,7 +297,7 @@ def l2_blocking(inp: KernelInput) -> dict[str, float]:
     cause (Accel-Sim's L2 reservation fails): a read whose MSHR entry was out of
     ``merge_slots``, a miss that found no free ``mshr_entry``."""
     c = inp.cache
-    banks = max(inp.gpu.l2.banks, 1)
+    banks = inp.gpu.l2.banks  # validated >= 1
     return {
         "merge_slots": c.l2_blocked_cycles / banks,
         "mshr_entry": c.l2_mshr_blocked_cycles / banks,
@@ -326,6 +318,16 @@ def _occupancy_dict(inp: KernelInput) -> dict[str, Any]:
         "limited_by": inp.occupancy_limit,
         "waves": float(inp.waves),
     }
+
+
+#: the per-kernel diagnostics of :meth:`AppPrediction.to_dict`, computed from the
+#: kernel's input (None for every model when the prediction holds no inputs)
+_DIAGNOSTICS: dict[str, Callable[[KernelInput], Any]] = {
+    "occupancy": _occupancy_dict,
+    "shared_bank_conflicts": _conflicts,
+    "l1_blocking": l1_blocking,
+    "l2_blocking": l2_blocking,
+}
 
 
 def _occupancy(
