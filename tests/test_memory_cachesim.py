@@ -400,7 +400,8 @@ def test_way_index_gives_the_scans_answers(
         w = _core.way_of(tags, ix, 0, s, line)
         assert w == _core.find_way(tags, 0, s, line)
         if w < 0:
-            got = _core.victim_ix(tags, lru, fill, ix, 0, s, t)
+            # the issue loop's victim: the index's LRU candidate, then the reserved-way rule
+            got = _core._victim_at(tags, lru, fill, 0, s, _core.lru_way(tags, lru, ix, 0, s), t)
             assert got == _core.victim(tags, lru, fill, 0, s, t)
             assert (
                 _core.lru_way(tags, lru, ix, 0, s)

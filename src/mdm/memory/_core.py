@@ -180,7 +180,8 @@ def _victim_at(
     lo: np.int64,
     t: float,
 ) -> tuple[np.int64, float]:
-    """:func:`victim` given the set's LRU candidate ``lo`` (:func:`_lru_scan`). Fast
+    """:func:`victim` given the set's LRU candidate ``lo`` (:func:`_lru_scan`, or in the
+    issue loop :func:`lru_way`, which reads it from the way index of wide sets). Fast
     path: the candidate is nearly always invalid or free, and then it is the answer;
     only when it is reserved are all ways' fill times read (a 256-way Volta L1 set
     would otherwise read 1,024 of them per miss)."""
@@ -360,20 +361,6 @@ def lru_way(
     if ix.shape[2] > 0:
         return np.int64(ix[_u(c), _u(s), _u(2 * tags.shape[2])])
     return _lru_scan(tags, lru, c, s)
-
-
-@njit(cache=True, inline="always")
-def victim_ix(
-    tags: np.ndarray,
-    lru: np.ndarray,
-    fill: np.ndarray,
-    ix: np.ndarray,
-    c: np.int64,
-    s: np.int64,
-    t: float,
-) -> tuple[np.int64, float]:
-    """:func:`victim`, reading the LRU candidate from the index when there is one."""
-    return _victim_at(tags, lru, fill, c, s, lru_way(tags, lru, ix, c, s), t)
 
 
 @njit(cache=True, inline="always")
