@@ -12,7 +12,7 @@ from mdm.config import GPUConfig, list_presets, load_gpu
 from mdm.errors import ConfigError
 
 PAPERS = Path(__file__).resolve().parents[1].parent / "shared" / "papers"
-EXPECTED = {"mdm_pascal", "sm7_qv100", "gtx1080", "titan_v", "v100", "a100", "h100"}
+EXPECTED = {"mdm_pascal", "sm7_qv100", "gtx1080", "titan_v", "v100", "a100", "h100", "h200"}
 
 
 def test_every_preset_loads_and_is_named():
@@ -164,3 +164,14 @@ def test_volta_and_later_presets_carve_the_l1_out_of_the_unified_array(
     from mdm.memory.carveout import adaptive_l1_ways
 
     assert adaptive_l1_ways(shared_kb * 1024, load_gpu(preset)) == ways
+
+
+def test_h200_is_the_h100_with_the_h200_memory_system():
+    """The h200 preset changes only what the H200 product brief changes: HBM3e, 6 stacks,
+    4.8 TB/s; SMs, caches, latencies and the DRAM row time stay the h100's."""
+    from mdm.config.export import flat_fields
+
+    h100, h200 = flat_fields(load_gpu("h100")), flat_fields(load_gpu("h200"))
+    changed = {k for k in h100 if h100[k] != h200[k]}
+    assert changed == {"name", "dram.bandwidth_gbps", "dram.channels"}
+    assert h200["dram.bandwidth_gbps"] == 4800.0 and h200["dram.channels"] == 96

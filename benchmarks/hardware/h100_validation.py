@@ -43,7 +43,7 @@ from mdm.traces.workloads import WORKLOADS, md_class_of
 from mdm.traces.workloads.irregular import random_csr, random_graph
 from mdm.traces.workloads.streaming import gather_indices
 
-GPU = "h100"
+GPU = "h100"  #: the preset of the measured card (``collect --gpu``, e.g. ``h200``)
 SMS_WAVE = 132 * 8  # blocks of 256 threads per wave on an H100 (2048 threads per SM)
 
 #: case id -> (workload, size parameters); the others at the generator's defaults.
@@ -178,8 +178,9 @@ def split(path: Path, marker: str | None = None) -> dict[str, list[str]]:
     return parts
 
 
-def collect(results: Path, out: Path) -> None:
-    """``measured.csv`` and ``memory.csv`` from ``run_device.sh``'s output folder."""
+def collect(results: Path, out: Path, gpu_name: str = GPU) -> None:
+    """``measured.csv`` and ``memory.csv`` from ``run_device.sh``'s output folder, for the
+    card of preset ``gpu_name``."""
     from mdm.config import load_gpu
     from mdm.explore.ncu import ncu_to_measured, read_ncu
     from mdm.memory import simulate_app
@@ -208,13 +209,13 @@ def collect(results: Path, out: Path) -> None:
                 continue  # an experiment (e.g. fetch32_time.csv): kept, not tabulated
             if kind == "time":
                 name, p = CASES[case]
-                df = ncu_to_measured(f, spec(case), GPU, klass=md_class_of(name, **p))
+                df = ncu_to_measured(f, spec(case), gpu_name, klass=md_class_of(name, **p))
                 suffix = f"__{tag}" if tag else ""
-                df.insert(0, "run_id", [f"{case}__{GPU}__k{k}{suffix}" for k in df["kernel"]])
+                df.insert(0, "run_id", [f"{case}__{gpu_name}__k{k}{suffix}" for k in df["kernel"]])
                 df["sweep_param"], df["sweep_value"] = SWEEP_TAGS.get(tag, ("baseline", ""))
                 tables.append(df)
             else:
-                gpu = load_gpu(GPU)
+                gpu = load_gpu(gpu_name)
                 app = load_trace(spec(case))
                 sim = simulate_app(app, gpu)
                 for k, (lu, ks) in enumerate(zip(read_ncu(f), sim.kernels, strict=True)):
@@ -253,7 +254,7 @@ def collect(results: Path, out: Path) -> None:
         pd.DataFrame(mem_rows).to_csv(out / "memory.csv", index=False)
 
 
-def fetch_sweep(out: Path, models: list[str]) -> None:
+def fetch_sweep(out: Path, models: list[str], gpu_name: str = GPU) -> None:
     """The L2 fetch granularity as a measured sweep: per case measured at 32 or 128 B
     (``ncu/<case>.fetch<B>_time.csv``), the cycles' ratio to the 64 B run, measured and
     predicted (``l2.fetch_bytes`` set alike, each at the clock its run had)."""
@@ -274,7 +275,7 @@ def fetch_sweep(out: Path, models: list[str]) -> None:
         app = load_trace(spec(case))
         cyc = {}
         for b, m in hw.items():
-            gpu = load_gpu(GPU).with_updates(
+            gpu = load_gpu(gpu_name).with_updates(
                 {"core_clock_mhz": m["sm_clock_mhz"], "l2.fetch_bytes": b}
             )
             cyc[b] = predict_app(app, gpu, models)
@@ -293,16 +294,18 @@ def main() -> None:
     c = sub.add_parser("collect")
     c.add_argument("results", type=Path)
     c.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    c.add_argument("--gpu", default=GPU, help="preset of the measured card")
     f = sub.add_parser("fetch-sweep")
     f.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    f.add_argument("--gpu", default=GPU, help="preset of the measured card")
     f.add_argument("--models", nargs="+", default=["mdm", "mdm-pipelined", "mdm-queue", "gpumech"])
     a = ap.parse_args()
     if a.cmd == "prepare":
         prepare(a.out)
     elif a.cmd == "collect":
-        collect(a.results, a.out)
+        collect(a.results, a.out, a.gpu)
     else:
-        fetch_sweep(a.out, a.models)
+        fetch_sweep(a.out, a.models, a.gpu)
 
 
 if __name__ == "__main__":
