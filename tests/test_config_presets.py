@@ -167,11 +167,18 @@ def test_volta_and_later_presets_carve_the_l1_out_of_the_unified_array(
 
 
 def test_h200_is_the_h100_with_the_h200_memory_system():
-    """The h200 preset changes only what the H200 product brief changes: HBM3e, 6 stacks,
-    4.8 TB/s; SMs, caches, latencies and the DRAM row time stay the h100's."""
+    """The h200 preset changes only the DRAM: the product brief's HBM3e (6 stacks,
+    4.8 TB/s) and the two values measured on an H200 (latency, row activation); SMs,
+    caches, L1 and L2 latencies and the launch overhead stay the h100's."""
     from mdm.config.export import flat_fields
 
     h100, h200 = flat_fields(load_gpu("h100")), flat_fields(load_gpu("h200"))
     changed = {k for k in h100 if h100[k] != h200[k]}
-    assert changed == {"name", "dram.bandwidth_gbps", "dram.channels"}
+    assert changed == {
+        "name",
+        "dram.bandwidth_gbps",
+        "dram.channels",
+        "dram.latency_ns",
+        "dram.activate_ns",
+    }
     assert h200["dram.bandwidth_gbps"] == 4800.0 and h200["dram.channels"] == 96

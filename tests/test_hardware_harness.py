@@ -106,23 +106,22 @@ def test_split_drops_flush_launches_and_keeps_metric_columns(tmp_path):
     assert lu.metrics["sm__cycles_elapsed.avg"][1] == "1,234.5"
 
 
-MEASURED = HW / "h100" / "measured.csv"
-
-
+@pytest.mark.parametrize("card", ["h100", "h200"])
 @pytest.mark.parametrize("case", sorted(hv.CASES))
 @pytest.mark.parametrize("tag", ["", "boost"])
-def test_committed_h100_measurements_match_the_traces(case, tag):
-    """Each case's ncu launches (at base clock, and at boost as the DVFS point) are the
-    trace's kernels (count and names), and measured.csv holds their cycles and clocks."""
-    raw = HW / "h100" / "ncu" / f"{case}.{tag + '_' if tag else ''}time.csv"
+def test_committed_measurements_match_the_traces(card, case, tag):
+    """Each card's ncu launches of each case (at base clock, and at boost as the DVFS
+    point) are the trace's kernels (count and names), and its measured.csv holds their
+    cycles and clocks, under the card's preset."""
+    raw = HW / card / "ncu" / f"{case}.{tag + '_' if tag else ''}time.csv"
     if not raw.exists():
-        pytest.skip(f"no committed {tag or 'base'} measurement for {case}")
-    rows = ncu_to_measured(raw, hv.spec(case), hv.GPU)
-    table = pd.read_csv(MEASURED, keep_default_na=False)
+        pytest.skip(f"no committed {tag or 'base'} measurement for {case} on {card}")
+    rows = ncu_to_measured(raw, hv.spec(case), card)
+    table = pd.read_csv(HW / card / "measured.csv", keep_default_na=False)
     param, _ = hv.SWEEP_TAGS.get(tag, ("baseline", ""))
     mine = table[table["run_id"].str.startswith(f"{case}__") & (table["sweep_param"] == param)]
     mine = mine.reset_index(drop=True)
     assert len(mine) == len(rows) == load_trace(hv.spec(case)).n_kernels
     assert np.allclose(mine["cycles"], rows["cycles"])
     assert np.allclose(mine["sm_clock_mhz"], rows["sm_clock_mhz"])
-    assert (mine["trace"] == hv.spec(case)).all() and (mine["gpu"] == hv.GPU).all()
+    assert (mine["trace"] == hv.spec(case)).all() and (mine["gpu"] == card).all()
