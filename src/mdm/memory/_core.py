@@ -12,10 +12,11 @@ Speed: the per-access functions that take arrays but allocate none (:func:`l2_ac
 ``_nrt=False``: without numba's reference counting, a call no longer increfs/decrefs
 every array argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per
 access). ``run_kernel`` is inlined into the issue loop (:func:`_timed_loop`), which
-calls it once per memory instruction: it takes the cache state as one tuple
-(``cache_args``, unpacked inside: CPython passes more than 30 arguments as ``*args``,
-which numba cannot inline), so no call passes its ~50 arrays (~300 scalars) per
-instruction. The issue loop is compiled once per (L1, L2) sectoring that occurs, with
+calls it once per memory instruction, by LLVM (``forceinline``; numba's IR-level
+``inline="always"`` copied its IR at a third of the loop's compile time). It takes the
+cache state as one tuple (``cache_args``, unpacked inside: CPython passes more than 30
+arguments as ``*args``, which numba cannot inline), so no call passes its ~50 arrays
+(~300 scalars) per instruction. The issue loop is compiled once per (L1, L2) sectoring that occurs, with
 the other layouts' branches pruned (:func:`run_timed`). Every index of the hot loops
 goes through :func:`mdm.memory._index.u` (unsigned: no negative-index wraparound code).
 """
@@ -679,10 +680,13 @@ def miss_queue(
 @functools.cache
 def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
     """``run_kernel`` (below) for one sectoring of the L1 and the L2: the two flags are
-    closure constants, so numba prunes the other layout's branches from the IR before
-    the issue loop (:func:`_timed_loop_impl`) inlines it."""
+    closure constants, so numba prunes the other layout's branches; LLVM inlines it into
+    the issue loop (:func:`_timed_loop_impl`): ``forceinline``. Cold compile of the
+    mdm_pascal loop 91-97 s -> 54-60 s in one slow hour (numba copies an IR-inlined
+    callee's IR block by block, with its whole scope each time); repeated simulations
+    within the noise, at most ~5 % slower (docs/measurement-log.md)."""
 
-    @njit(_nrt=False, inline="always")
+    @njit(_nrt=False, forceinline=True)
     def run_kernel(
         order: np.ndarray,
         i_sm: np.ndarray,
@@ -1670,7 +1674,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
                     i_time[_u(m)] = t
                     i_sm[_u(m)] = sm
                     one[0] = m
-                    run_kernel(one, i_sm, i_time, cache_args)  # inlined (this sectoring's)
+                    run_kernel(one, i_sm, i_time, cache_args)  # inlined by LLVM (this sectoring's)
                     proc[_u(n_proc)] = m
                     n_proc += 1
                     if mem_is_load[_u(m)] and i_done[_u(m)] > sready:
