@@ -8,8 +8,8 @@ Compute, against the models on the matching preset. Three steps::
     # 3. here: ncu output -> measured table (+ cache hit rates beside mdm's)
     python benchmarks/hardware/h100_validation.py collect results --out benchmarks/hardware/h100
     mdm validate --measured benchmarks/hardware/h100/measured.csv --out out/hw --json
-    # the L2 fetch granularity experiments, measured against predicted
-    python benchmarks/hardware/h100_validation.py fetch-sweep
+    # the tagged experiments (L2 fetch, L1 carve-out, SM count), measured against predicted
+    python benchmarks/hardware/h100_validation.py axes
 
 ``CASES`` size each workload for two to four waves of thread blocks on an H100's 132
 SMs (the reference's traces are sized for two waves on 28 SMs). ``collect`` splits the
@@ -39,6 +39,7 @@ from urllib.parse import urlencode
 import numpy as np
 import pandas as pd
 
+from mdm.config.gpu import GPUConfig
 from mdm.traces.workloads import WORKLOADS, md_class_of
 from mdm.traces.workloads.irregular import random_csr, random_graph
 from mdm.traces.workloads.streaming import gather_indices
@@ -164,7 +165,7 @@ def split(path: Path, marker: str | None = None) -> dict[str, list[str]]:
             cur, cols = m.group(1), None
             parts[cur] = []
             continue
-        if cur is None or not line.startswith('"') or "l2_flush_kernel" in line:
+        if cur is None or not line.startswith('"') or re.search(r'"(l2_flush|smid)_kernel', line):
             continue
         fields = next(csv.reader([line]))
         if cols is None:  # the header of this case's ncu run
@@ -254,36 +255,92 @@ def collect(results: Path, out: Path, gpu_name: str = GPU) -> None:
         pd.DataFrame(mem_rows).to_csv(out / "memory.csv", index=False)
 
 
-def fetch_sweep(out: Path, models: list[str], gpu_name: str = GPU) -> None:
-    """The L2 fetch granularity as a measured sweep: per case measured at 32 or 128 B
-    (``ncu/<case>.fetch<B>_time.csv``), the cycles' ratio to the 64 B run, measured and
-    predicted (``l2.fetch_bytes`` set alike, each at the clock its run had)."""
+#: Tagged experiments of ``run_device.sh`` (``TAG=...``), each a change of one axis of
+#: the configuration, and the fields the predictions change alike. ``carve<P>``:
+#: ``EXTRA="carveout=P"`` (the preferred shared-memory carve-out, percent); ``sm<N>``:
+#: ``EXTRA="sms=N"`` (a green context of N SMs); ``s2``: the baseline again, later.
+EXPERIMENTS: dict[str, dict[str, int]] = {
+    "fetch32": {"l2.fetch_bytes": 32},
+    "fetch128": {"l2.fetch_bytes": 128},
+    "carve0": {},
+    "carve50": {},
+    "carve100": {},
+    **{f"sm{n}": {"n_sm": n} for n in (8, 16, 32, 64, 96)},
+    "s2": {},
+}
+
+
+def _carveout(path: Path, gpu: GPUConfig) -> dict[str, object]:
+    """The L1 the launches of an ncu file ran with: the shared-memory carve-out the driver
+    chose (``launch__shared_mem_config_size``), as the preset's carve-out options that
+    are at least that large (the model then takes the smallest that holds the kernel's
+    shared memory, as the driver does)."""
+    from mdm.explore.ncu import read_ncu
+
+    sizes = {
+        int(float(lu.metrics["launch__shared_mem_config_size"][1].replace(",", "")))
+        for lu in read_ncu(path)
+        if "launch__shared_mem_config_size" in lu.metrics
+    }
+    opts = gpu.l1.shared_carveouts_bytes
+    if gpu.l1.unified_bytes is None or len(sizes) != 1:
+        return {}
+    size = sizes.pop()
+    if size not in opts:
+        raise SystemExit(f"{path}: carve-out {size} B is none of {gpu.name}'s {opts}")
+    return {"l1.shared_carveouts_bytes": [o for o in opts if o >= size]}
+
+
+def axes(out: Path, models: list[str], gpu_name: str = GPU, base: str = "") -> pd.DataFrame:
+    """Every tagged experiment of :data:`EXPERIMENTS` found under ``out/ncu`` against its
+    baseline (``<case>.time.csv``, or ``<case>.<base>_time.csv``): the cycles of the
+    case's kernels summed, measured and predicted, each prediction at the clock its run
+    had and with the carve-out its kernels ran with, and the ratio to the baseline.
+    Written to ``out/axes.csv``; prints the per-experiment mean |error| of the ratio."""
     from mdm.config import load_gpu
     from mdm.explore.ncu import measurement, read_ncu
     from mdm.pipeline import predict_app
     from mdm.traces.workloads import load_trace
 
-    def first(path: Path) -> dict[str, float]:
-        return measurement(path, read_ncu(path)[0])
-
+    preset = load_gpu(gpu_name)
+    rows = []
     for case in CASES:
-        runs = {64: out / "ncu" / f"{case}.time.csv"}
-        runs |= {b: out / "ncu" / f"{case}.fetch{b}_time.csv" for b in (32, 128)}
-        hw = {b: first(f) for b, f in runs.items() if f.exists()}
-        if len(hw) < 2 or len(read_ncu(runs[64])) != 1:
-            continue  # single-kernel cases with a fetch experiment
+        base_file = out / "ncu" / f"{case}.{base + '_' if base else ''}time.csv"
+        runs = {t: out / "ncu" / f"{case}.{t}_time.csv" for t in EXPERIMENTS if t != base}
+        runs = {t: f for t, f in runs.items() if f.exists()}
+        if not runs or not base_file.exists():
+            continue
         app = load_trace(spec(case))
-        cyc = {}
-        for b, m in hw.items():
-            gpu = load_gpu(gpu_name).with_updates(
-                {"core_clock_mhz": m["sm_clock_mhz"], "l2.fetch_bytes": b}
-            )
-            cyc[b] = predict_app(app, gpu, models)
-        for b in sorted(set(hw) - {64}):
-            pred = " ".join(f"{m} x{cyc[b].cycles(m) / cyc[64].cycles(m):.3f}" for m in models)
-            print(
-                f"{case:12s} {b:>3d} B / 64 B: measured x{hw[b]['cycles'] / hw[64]['cycles']:.3f} | {pred}"
-            )
+        pred: dict[str, tuple[float, dict[str, float]]] = {}
+        for tag, f in {base or "base": base_file, **runs}.items():
+            launches = read_ncu(f)
+            if len(launches) != len(app.kernels):
+                raise SystemExit(f"{f}: {len(launches)} launches, the trace has {len(app.kernels)}")
+            ms = [measurement(f, lu) for lu in launches]
+            clock = float(np.mean([m["sm_clock_mhz"] for m in ms]))
+            updates = {"core_clock_mhz": clock, **EXPERIMENTS.get(tag, {})}
+            updates |= _carveout(f, preset)
+            p = predict_app(app, preset.with_updates(updates), models)
+            pred[tag] = sum(m["cycles"] for m in ms), {m: p.cycles(m) for m in models}
+        hw0, md0 = pred.pop(base or "base")
+        for tag, (hw, md) in pred.items():
+            row = {"case": case, "experiment": tag, "hw_cycles": hw, "hw_ratio": hw / hw0}
+            for m in models:
+                row[f"{m}_cycles"] = md[m]
+                row[f"{m}_ratio"] = md[m] / md0[m]
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        raise SystemExit(f"no tagged experiment with its baseline under {out / 'ncu'}")
+    df.to_csv(out / "axes.csv", index=False, float_format="%.6g")
+    for tag, g in df.groupby("experiment", sort=False):
+        print(f"\n{tag} ({len(g)} cases): ratio to the baseline, measured | predicted")
+        for _, r in g.iterrows():
+            pr = " ".join(f"{m} x{r[f'{m}_ratio']:.3f}" for m in models)
+            print(f"  {r['case']:16s} x{r['hw_ratio']:.3f} | {pr}")
+        err = {m: 100 * (g[f"{m}_ratio"] / g["hw_ratio"] - 1).abs().mean() for m in models}
+        print("  mean |ratio error| %: " + " ".join(f"{m} {e:.1f}" for m, e in err.items()))
+    return df
 
 
 def main() -> None:
@@ -295,9 +352,10 @@ def main() -> None:
     c.add_argument("results", type=Path)
     c.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
     c.add_argument("--gpu", default=GPU, help="preset of the measured card")
-    f = sub.add_parser("fetch-sweep")
+    f = sub.add_parser("axes", help="tagged experiments (EXPERIMENTS) against the baseline")
     f.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
     f.add_argument("--gpu", default=GPU, help="preset of the measured card")
+    f.add_argument("--base", default="", help="tag of the baseline run ('' = <case>.time.csv)")
     f.add_argument("--models", nargs="+", default=["mdm", "mdm-pipelined", "mdm-queue", "gpumech"])
     a = ap.parse_args()
     if a.cmd == "prepare":
@@ -305,7 +363,7 @@ def main() -> None:
     elif a.cmd == "collect":
         collect(a.results, a.out, a.gpu)
     else:
-        fetch_sweep(a.out, a.models, a.gpu)
+        axes(a.out, a.models, a.gpu, a.base)
 
 
 if __name__ == "__main__":

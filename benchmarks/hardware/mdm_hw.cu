@@ -18,8 +18,14 @@
 // pointer-chase latency probe (CSV lines "latency,KiB,bypass_l1,cycles,ns,MHz");
 // mdm_hw probes [l2fetch=B]: block-dispatch and DRAM throughput probes ("probe,...")
 // (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
+// carveout=PCT: cudaFuncAttributePreferredSharedMemoryCarveout of every workload kernel
+// (percent of the largest shared-memory carve-out; the L1 gets the rest of the unified
+// array; ncu's launch__shared_mem_config_size says what the driver chose).
+// sms=N: run in a green context of N SMs (cuDevSmResourceSplitByCount; the SMs the
+// kernels ran on are counted with %smid, and a count above N is an error).
 // Every size parameter of the workload must be given (the Python side passes them all).
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,6 +35,30 @@
 #include <map>
 #include <string>
 #include <vector>
+
+// Driver API functions through the runtime's entry points (no link against libcuda).
+template <typename F>
+static F driver_fn(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12040, cudaEnableDefault, &q);
+  if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !p) {
+    fprintf(stderr, "mdm_hw: driver function %s not available\n", name);
+    exit(2);
+  }
+  return reinterpret_cast<F>(p);
+}
+#define DRV(name) driver_fn<decltype(&name)>(#name)
+
+#define CU(x)                                                                        \
+  do {                                                                               \
+    CUresult r_ = (x);                                                               \
+    if (r_ != CUDA_SUCCESS) {                                                        \
+      fprintf(stderr, "mdm_hw: %s:%d: %s: CUresult %d\n", __FILE__, __LINE__, #x,     \
+              (int)r_);                                                              \
+      exit(2);                                                                       \
+    }                                                                                \
+  } while (0)
 
 #define CK(x)                                                                        \
   do {                                                                               \
@@ -411,6 +441,65 @@ static std::vector<float> ramp(size_t n) {
   return v;
 }
 
+// ---------------------------------------------------------------- L1 carve-out, SM count
+static void set_carveout(int pct) {
+  const void* kernels[] = {
+      (const void*)strided_square_kernel_GS1, (const void*)strided_square_kernel_GS32,
+      (const void*)vecAdd, (const void*)gather_kernel, (const void*)kmeansPoint<16, 3>,
+      (const void*)spmv_csr_scalar_kernel, (const void*)bfs_kernel,
+      (const void*)jacobi5pt_kernel, (const void*)sgemm_tiled16,
+      (const void*)transpose_tile32, (const void*)transpose_tile32_padded};
+  for (const void* k : kernels)
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, pct));
+  fprintf(stderr, "mdm_hw: preferred shared-memory carve-out %d %%\n", pct);
+}
+
+// Makes a green context of `n` SMs current to this thread; the runtime API's calls
+// that follow (allocations, launches on the default stream) go to it.
+static void use_sms(int n) {
+  CUdevice dev;
+  CU(DRV(cuDeviceGet)(&dev, 0));
+  CUdevResource all, part, rest;
+  CU(DRV(cuDeviceGetDevResource)(dev, &all, CU_DEV_RESOURCE_TYPE_SM));
+  unsigned groups = 1;
+  CU(DRV(cuDevSmResourceSplitByCount)(&part, &groups, &all, &rest, 0, (unsigned)n));
+  if (groups != 1 || (int)part.sm.smCount != n)
+    die("sms=" + std::to_string(n) + ": the device splits off " +
+        std::to_string(part.sm.smCount) + " SMs (of " + std::to_string(all.sm.smCount) +
+        "); choose a count it allows");
+  CUdevResourceDesc desc;
+  CU(DRV(cuDevResourceGenerateDesc)(&desc, &part, 1));
+  CUgreenCtx green;
+  CU(DRV(cuGreenCtxCreate)(&green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
+  CUcontext ctx;
+  CU(DRV(cuCtxFromGreenCtx)(&ctx, green));
+  CU(DRV(cuCtxSetCurrent)(ctx));
+  fprintf(stderr, "mdm_hw: green context of %u SMs (device %u)\n", part.sm.smCount,
+          all.sm.smCount);
+}
+
+__global__ void smid_kernel(unsigned* seen) {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  if (threadIdx.x == 0) atomicOr(&seen[id / 32], 1u << (id % 32));
+  for (volatile int i = 0; i < 1000; i++) {}
+}
+
+// The number of SMs a grid of `blocks` blocks runs on in the current context.
+static int count_sms(int blocks) {
+  unsigned* d = nullptr;
+  CK(cudaMalloc(&d, 64 * sizeof(unsigned)));
+  CK(cudaMemset(d, 0, 64 * sizeof(unsigned)));
+  smid_kernel<<<blocks, 128>>>(d);
+  CK(cudaGetLastError());
+  unsigned h[64];
+  CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+  CK(cudaFree(d));
+  int n = 0;
+  for (unsigned w : h) n += __builtin_popcount(w);
+  return n;
+}
+
 static void run(const std::string& wl, const Args& a) {
   std::string data = a.kv.count("data") ? a.s("data") : ".";
   if (wl == "probes") {
@@ -532,7 +621,16 @@ int main(int argc, char** argv) {
     if (eq == std::string::npos) die("expected key=value, got " + kv);
     a.kv[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  CK(cudaFree(nullptr));
+  CK(cudaFree(nullptr));  // the primary context first (green contexts retain it)
+  if (a.kv.count("sms")) {
+    int want = (int)a.i("sms");
+    use_sms(want);
+    int ran = count_sms(4096);
+    fprintf(stderr, "mdm_hw: a 4096-block grid ran on %d SMs\n", ran);
+    if (ran > want) die("sms=" + std::to_string(want) + " but kernels ran on " +
+                        std::to_string(ran) + " SMs");
+  }
+  if (a.kv.count("carveout")) set_carveout((int)a.i("carveout"));
   if (a.kv.count("l2fetch")) {  // the context's L2 fetch-granularity hint, in bytes
     CK(cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, (size_t)a.i("l2fetch")));
   }
