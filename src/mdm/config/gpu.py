@@ -177,9 +177,10 @@ class L1Config(_Strict):
     streaming_tags: Literal["fill", "miss"] = Field(
         default="fill",
         description="a streaming L1's tags in the cache simulation: 'fill' allocates a "
-        "line at its fill (Accel-Sim); 'miss' takes the least recently used way at the "
-        "miss, never waiting for a way (a line in flight can be displaced), so lines "
-        "are replaced in miss order (measured on an H100)",
+        "line at its fill (Accel-Sim); 'miss' reserves the least recently used way "
+        "without a fill in flight at the miss, as an allocate-on-miss L1, so lines are "
+        "replaced in miss order (measured on an H100); the models still treat the L1 "
+        "as streaming (paper 001 footnote 2)",
     )
     set_index: Literal["linear", "fermi_hash"] = "linear"
     banks: int = Field(

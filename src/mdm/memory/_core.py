@@ -696,7 +696,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
         """Simulate the instructions ``order`` (indices into the coalesced requests) in order.
 
         ``cache_args``: the tuple unpacked below, in that order (``i_kind`` ...
-        ``l1_displace``).
+        ``l2_mhead``).
 
         ``i_kind``: 0 load, 1 store, 2 atomic (performed at the L2, bypassing the L1).
         Timing (core cycles; :mod:`mdm.memory.schedule` gives ``i_time``):
@@ -704,8 +704,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
         * a request enters the L1 of SM ``c`` at ``max(i_time, l1_port[c])`` and occupies it
           ``port_step`` (1 / ``l1.banks``) cycles; the L1 is *blocking*: a miss that waits for
           a free MSHR entry (the entry allocated ``mshr_entries`` misses earlier frees at its
-          fill), for a reserved way (not with ``l1_displace``, a streaming L1 with tags at
-          the miss: it takes the least recently used way, a line in flight or not), or a
+          fill), for a reserved way (every way of the set has a fill in flight), or a
           read to a line whose merge slots are full (waits for the fill) holds every later
           access of the SM;
         * a request for the L2 (read miss, store, atomic) leaves through the SM's miss queue,
@@ -790,7 +789,6 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             mq_wait,
             l2_mring,
             l2_mhead,
-            l1_displace,
         ) = cache_args
 
         l1_sets = l1_tags.shape[1]
@@ -931,11 +929,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             mq_wait[W_MSHR] += t_eff - t
                         if w < 0 and not on_fill:
                             w = lru_way(l1_tags, l1_lru, l1_ix, c, s1)
-                            if not l1_displace:  # (streaming tags at the miss: LRU, no wait)
-                                w, t_free = _victim_at(l1_tags, l1_lru, l1_fill, c, s1, w, t_eff)
-                                if t_free > t_eff:
-                                    mq_wait[W_ALLOC] += t_free - t_eff
-                                    t_eff = t_free
+                            w, t_free = _victim_at(l1_tags, l1_lru, l1_fill, c, s1, w, t_eff)
+                            if t_free > t_eff:
+                                mq_wait[W_ALLOC] += t_free - t_eff
+                                t_eff = t_free
                             set_tag(l1_tags, l1_ix, c, s1, w, line)
                             l1_valid[_u(c), _u(s1), _u(w)] = 0
                             for q in range(l1_fill.shape[3]):

@@ -9,14 +9,15 @@ Model (all choices the papers leave open are listed here):
   is reserved the access waits for the first fill), or, with ``l1.allocate_on =
   'fill'`` (streaming L1, paper 004 III-C, :mod:`mdm.memory.streaming`), when the fill
   returns (no reservation, an MSHR entry per in-flight sector), unless
-  ``l1.streaming_tags = 'miss'``: the streaming L1 then takes the least recently used
-  way at the miss without waiting for it (a line in flight can be displaced), so that
-  lines are replaced in miss order, as measured on an H100 (stride32's L1 hits: ncu
-  4.0 %, 1.0 % this way, 67 % with tags at the fill; docs/measurement-log.md). With
-  the adaptive carve-out (``l1.unified_bytes``) the L1 ways are set per kernel
-  (:mod:`mdm.memory.carveout`), and a streaming L1 allocates on miss for kernels
-  without shared memory (GPGPU-Sim ``max_cta``; with ``streaming_tags = 'miss'``
-  without waiting for a way, as above). Stores are write-through: they count
+  ``l1.streaming_tags = 'miss'``: the streaming L1's tags are then taken at the miss
+  as in an allocate-on-miss L1 (the least recently used way without a fill in flight,
+  else the access waits for the first fill), so that lines are replaced in miss
+  order, as measured on an H100 (stride32's L1 hits: ncu 4.0 %, 0.7 % this way, 67 %
+  with tags at the fill; with a 28 KB L1 kmeans keeps its hits only if lines in flight
+  are kept; docs/measurement-log.md). With the adaptive carve-out
+  (``l1.unified_bytes``) the L1 ways are set per kernel (:mod:`mdm.memory.carveout`),
+  and a streaming L1 allocates on miss for kernels without shared memory (GPGPU-Sim
+  ``max_cta``). Stores are write-through: they count
   as L1 write accesses, refresh the LRU position of a line they hit and go to the L2;
   they never take an MSHR. A write-allocate L1 (GPGPU-Sim lazy fetch-on-read ``L``,
   SM7_QV100) is simulated as no-write-allocate: written sectors are not installed in
@@ -655,7 +656,6 @@ def simulate_kernel(
         mq_wait,
         l2.mshr_ring,
         l2.mshr_head,
-        l1c.allocate_on == "fill" and l1c.streaming_tags == "miss",  # no reserved ways
     )
     proc = np.zeros(inst.shape[0], np.int64)
     t_start = l2.time
