@@ -90,6 +90,7 @@ def test_split_drops_flush_launches_and_keeps_metric_columns(tmp_path):
         '"ID","Kernel Name","Context","sm__cycles_elapsed.avg"\n'
         '"","","","cycle"\n'
         '"0","l2_flush_kernel","1","5"\n'
+        '"0","smid_kernel(unsigned int *)","1","3"\n'
         '"1","vecAdd(const float *, const float *, float *, int)","1","1,234.5"\n'
         "### b\n"
         '"ID","Kernel Name","sm__cycles_elapsed.avg"\n'
@@ -99,7 +100,7 @@ def test_split_drops_flush_launches_and_keeps_metric_columns(tmp_path):
     parts = hv.split(f)
     assert list(parts) == ["a", "b"]
     assert len(parts["a"]) == 3 and "Context" not in parts["a"][0]
-    assert not any("l2_flush" in line for line in parts["a"])
+    assert not any("l2_flush" in line or "smid" in line for line in parts["a"])
     g = tmp_path / "a.csv"
     g.write_text("\n".join(parts["a"]) + "\n")
     (lu,) = read_ncu(g)
@@ -125,3 +126,46 @@ def test_committed_measurements_match_the_traces(card, case, tag):
     assert np.allclose(mine["cycles"], rows["cycles"])
     assert np.allclose(mine["sm_clock_mhz"], rows["sm_clock_mhz"])
     assert (mine["trace"] == hv.spec(case)).all() and (mine["gpu"] == card).all()
+
+
+def _ncu_with_carveout(path: Path, *sizes: str) -> Path:
+    rows = "".join(f'"{i}","k","{v}"\n' for i, v in enumerate(sizes))
+    path.write_text('"ID","Kernel Name","launch__shared_mem_config_size"\n"","","byte"\n' + rows)
+    return path
+
+
+def test_carveout_of_a_run_is_the_drivers(tmp_path):
+    """The carve-out the driver chose becomes the preset's options from that size up and
+    the SM's shared memory (8 KB caps stride's 3 KB blocks at two per SM, as on the
+    GPU); a size the preset does not offer is an error naming the file."""
+    from mdm.config import load_gpu
+    from mdm.profile.occupancy import occupancy
+
+    h100 = load_gpu("h100")
+    up = hv._carveout(_ncu_with_carveout(tmp_path / "a.csv", "8,192"), h100)
+    assert up["l1.shared_carveouts_bytes"] == list(h100.l1.shared_carveouts_bytes[1:])
+    assert up["sm.shared_mem_bytes"] == 8192
+    assert occupancy(h100.with_updates(up), 256, 16, 3072, 4224).blocks_per_sm == 2
+    assert hv._carveout(_ncu_with_carveout(tmp_path / "b.csv", "8,192", "32,768"), h100) == {}
+    with pytest.raises(SystemExit, match="c.csv"):
+        hv._carveout(_ncu_with_carveout(tmp_path / "c.csv", "12,000"), h100)
+
+
+def test_committed_axes_table_matches_its_ncu_runs():
+    """Every row of h100/axes.csv: the measured cycles are the sum over the run's ncu
+    launches (one per trace kernel) and the ratio is to the baseline run's."""
+    from mdm.explore.ncu import measurement
+
+    table = pd.read_csv(HW / "h100" / "axes.csv")
+    assert {"sm8", "sm96", "carve0", "carve100", "fetch32", "s2"} <= set(table["experiment"])
+
+    def cycles(path: Path) -> float:
+        return sum(measurement(path, lu)["cycles"] for lu in read_ncu(path))
+
+    n_kernels = {c: load_trace(hv.spec(c)).n_kernels for c in set(table["case"])}
+    for r in table.itertuples():
+        run = HW / "h100" / "ncu" / f"{r.case}.{r.experiment}_time.csv"
+        assert len(read_ncu(run)) == n_kernels[r.case]
+        assert np.isclose(r.hw_cycles, cycles(run), rtol=1e-5)
+        base = cycles(HW / "h100" / "ncu" / f"{r.case}.time.csv")
+        assert np.isclose(r.hw_ratio, r.hw_cycles / base, rtol=1e-5)

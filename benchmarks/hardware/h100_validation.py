@@ -271,10 +271,12 @@ EXPERIMENTS: dict[str, dict[str, int]] = {
 
 
 def _carveout(path: Path, gpu: GPUConfig) -> dict[str, object]:
-    """The L1 the launches of an ncu file ran with: the shared-memory carve-out the driver
-    chose (``launch__shared_mem_config_size``), as the preset's carve-out options that
-    are at least that large (the model then takes the smallest that holds the kernel's
-    shared memory, as the driver does)."""
+    """The L1 and shared memory the launches of an ncu file ran with: the carve-out the
+    driver chose (``launch__shared_mem_config_size``) as the preset's carve-out options
+    that are at least that large (the model then takes the smallest that holds the
+    resident blocks' shared memory) and as the shared memory per SM (a carve-out below
+    what the blocks need limits the blocks per SM, as on the hardware:
+    ``launch__occupancy_limit_shared_mem``)."""
     from mdm.explore.ncu import read_ncu
 
     sizes = {
@@ -288,7 +290,10 @@ def _carveout(path: Path, gpu: GPUConfig) -> dict[str, object]:
     size = sizes.pop()
     if size not in opts:
         raise SystemExit(f"{path}: carve-out {size} B is none of {gpu.name}'s {opts}")
-    return {"l1.shared_carveouts_bytes": [o for o in opts if o >= size]}
+    out: dict[str, object] = {"l1.shared_carveouts_bytes": [o for o in opts if o >= size]}
+    if size:
+        out["sm.shared_mem_bytes"] = size
+    return out
 
 
 def axes(out: Path, models: list[str], gpu_name: str = GPU, base: str = "") -> pd.DataFrame:
