@@ -301,6 +301,22 @@ def test_kernel_carveout_uses_max_cta_with_grid_clamp() -> None:
     assert kernel_l1_ways(dataclasses.replace(k, shmem_bytes=0), g, 8) == 256
 
 
+def test_reserved_shared_memory_per_block_counts_in_the_carveout() -> None:
+    """CUDA's 1 KB per block (``sm.shared_mem_reserved_per_block_bytes``): 6 blocks of
+    3 KB take 6 x 4 KB = 24 KB -> the 32 KB carve-out, as without it; blocks without
+    shared memory take 6 KB -> the 8 KB carve-out (240 ways) instead of none."""
+    g = _sm7().with_updates({"sm.shared_mem_reserved_per_block_bytes": 1024})
+    k = make_kernel([(LD, [4 * i for i in range(32)], 4)], warps=1)
+    k = dataclasses.replace(k, block=(256, 1, 1), grid=(448, 1, 1), shmem_bytes=3072)
+    assert kernel_l1_ways(k, g, blocks_per_sm=8) == 192
+    assert kernel_l1_ways(dataclasses.replace(k, shmem_bytes=0), g, 8) == 240
+    # 6 blocks of 15 KB: 90 KB of shared memory, 96 KB with the reservation (the largest
+    # option, 96 KB: 64 ways); 16 KB blocks no longer fit any carve-out
+    assert kernel_l1_ways(dataclasses.replace(k, shmem_bytes=15 * 1024), g, 8) == 64
+    with pytest.raises(ConfigError, match="carve-out"):
+        kernel_l1_ways(dataclasses.replace(k, shmem_bytes=16 * 1024), g, 8)
+
+
 def test_adaptive_streaming_l1_allocates_on_miss_without_shared_memory() -> None:
     g = _sm7().with_updates({"l1.allocate_on": "fill"})
     k = make_kernel([(LD, [4 * i for i in range(32)], 4)])

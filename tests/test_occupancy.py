@@ -36,6 +36,23 @@ def test_hand_worked_limits():
     assert occupancy(PASCAL, 100, 0, 0, 1).blocks_per_sm == 16
 
 
+def test_reserved_shared_memory_per_block():
+    """CUDA reserves 1 KB of shared memory per block from compute capability 8.0: on an
+    H100 limited to an 8 KB carve-out (as ncu measured), blocks of 2 KB fit 2, not 4,
+    and of 4.1 KB (256 B granules: 4,352 B) 1; without shared memory the reservation
+    alone caps 8 KB at 8 blocks of 64 threads (32 by the block limit otherwise)."""
+    h100 = load_gpu("h100").with_updates({"sm.shared_mem_bytes": 8192})
+    assert h100.sm.shared_mem_reserved_per_block_bytes == 1024
+    o = occupancy(h100, 256, 32, 2048, 1000)
+    assert (o.blocks_per_sm, o.limiting) == (2, "shared_memory")
+    assert occupancy(h100, 256, 32, 4224, 1000).blocks_per_sm == 1
+    o = occupancy(h100, 64, 32, 0, 1000)
+    assert (o.blocks_per_sm, o.limiting) == (8, "shared_memory")
+    none = h100.with_updates({"sm.shared_mem_reserved_per_block_bytes": 0})
+    assert occupancy(none, 256, 32, 2048, 1000).blocks_per_sm == 4
+    assert occupancy(none, 64, 32, 0, 1000).blocks_per_sm == 32
+
+
 def test_granularity_256_per_warp():
     gpu = PASCAL.with_updates({"sm.register_alloc_granularity": 256})
     # 33 regs x 32 lanes = 1056 -> 1280 per warp; 65536 // (8 * 1280) = 6

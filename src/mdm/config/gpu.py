@@ -125,6 +125,13 @@ class SMConfig(_Strict):
         default=256, ge=1, description="registers per warp, rounding unit"
     )
     shared_mem_alloc_granularity: int = Field(default=256, ge=1)
+    shared_mem_reserved_per_block_bytes: int = Field(
+        default=0,
+        ge=0,
+        description="shared memory the CUDA driver reserves for every resident block, "
+        "counted against shared_mem_bytes and the carve-out (1 KB from compute "
+        "capability 8.0: CUDA C++ Programming Guide; none in GPGPU-Sim)",
+    )
 
     @model_validator(mode="after")
     def _warp_parts(self) -> SMConfig:

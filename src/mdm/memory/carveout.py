@@ -6,7 +6,9 @@ GPGPU-Sim 4.x ``shader_core_config::max_cta`` with ``-gpgpu_adaptive_cache_confi
 1. ``result`` = resident blocks per SM from the SM's resources
    (:func:`mdm.profile.occupancy.occupancy`), then, when the grid cannot fill every SM
    (``n_blocks < result * n_sm``), ``ceil(n_blocks / n_sm)``;
-2. ``total_shmem = kernel shared memory per block * result``;
+2. ``total_shmem = (kernel shared memory per block + sm.shared_mem_reserved_per_block_bytes)
+   * result`` (the driver's reservation, 1 KB per block on Ampere and Hopper; zero in
+   GPGPU-Sim);
 3. the carve-out is the first (smallest) ``-gpgpu_shmem_option`` ``>= total_shmem``;
 4. L1 ways = ``int(max_ways * (1 - carve / unified) + 0.5)`` (round to nearest), where
    ``max_ways`` = ways of the whole unified array at the configured number of sets
@@ -56,8 +58,8 @@ def kernel_l1_ways(kernel: KernelTrace, gpu: GPUConfig, blocks_per_sm: int | Non
     """L1 ways ``kernel`` runs with on ``gpu`` (``l1.ways`` unless the carve-out is adaptive)."""
     if gpu.l1.unified_bytes is None:
         return gpu.l1.ways
-    shared = int(kernel.shmem_bytes) * carveout_blocks(kernel, gpu, blocks_per_sm)
-    return adaptive_l1_ways(shared, gpu)
+    per_block = int(kernel.shmem_bytes) + gpu.sm.shared_mem_reserved_per_block_bytes
+    return adaptive_l1_ways(per_block * carveout_blocks(kernel, gpu, blocks_per_sm), gpu)
 
 
 def kernel_allocates_on_fill(

@@ -11,7 +11,10 @@ reference simulator, extended with the warp-slot limit of real GPUs):
   ``g = 128`` is exactly GPGPU-Sim's rounding of registers per thread up to a multiple
   of 4; ``g = 256`` is the CUDA occupancy calculator's per-warp unit. ``nregs = 0``
   means "unknown": no register limit (as in GPGPU-Sim);
-* shared memory: ``sm.shared_mem_bytes // ceil(shmem / g_s) * g_s`` when ``shmem > 0``.
+* shared memory: ``sm.shared_mem_bytes // block_shared_bytes`` (:func:`block_shared_bytes`:
+  ``ceil(shmem / g_s) * g_s`` plus the driver's reservation per block,
+  ``sm.shared_mem_reserved_per_block_bytes``, 1 KB on Ampere and Hopper) when that is
+  above 0.
 
 ``nregs`` above the architectural maximum of 255 registers per thread occurs in real
 traces (the corpus trace declares ``-nregs = 21955``). Policy, chosen by the caller:
@@ -51,6 +54,15 @@ class Occupancy:
     waves: int
     fractional_waves: float
     nregs_used: int
+
+
+def block_shared_bytes(gpu: GPUConfig, shmem_bytes: int) -> int:
+    """Shared memory one resident block takes: ``shmem_bytes`` rounded up to
+    ``sm.shared_mem_alloc_granularity``, plus ``sm.shared_mem_reserved_per_block_bytes``
+    (CUDA reserves 1 KB per block from compute capability 8.0, whether or not the kernel
+    uses shared memory; the CUDA occupancy calculator does the same)."""
+    gs = gpu.sm.shared_mem_alloc_granularity
+    return -(-int(shmem_bytes) // gs) * gs + gpu.sm.shared_mem_reserved_per_block_bytes
 
 
 def occupancy(
@@ -95,9 +107,9 @@ def occupancy(
         g = sm.register_alloc_granularity
         regs_per_warp = -(-(warp * nregs) // g) * g
         limits["registers"] = sm.registers // (warps_per_block * regs_per_warp)
-    if shmem_bytes > 0:
-        gs = sm.shared_mem_alloc_granularity
-        limits["shared_memory"] = sm.shared_mem_bytes // (-(-shmem_bytes // gs) * gs)
+    per_block = block_shared_bytes(gpu, shmem_bytes)
+    if per_block > 0:
+        limits["shared_memory"] = sm.shared_mem_bytes // per_block
     bps = min(limits.values())
     limited_by = tuple(k for k in _ORDER if limits[k] == bps)
     if bps < 1:
