@@ -151,21 +151,28 @@ def test_carveout_of_a_run_is_the_drivers(tmp_path):
         hv._carveout(_ncu_with_carveout(tmp_path / "c.csv", "12,000"), h100)
 
 
-def test_committed_axes_table_matches_its_ncu_runs():
-    """Every row of h100/axes.csv: the measured cycles are the sum over the run's ncu
+@pytest.mark.parametrize(
+    ("card", "experiments"),
+    [
+        ("h100", {"sm8", "sm96", "carve0", "carve100", "fetch32", "s2"}),
+        ("h200", {"carve28", "carve86", "fetch32"}),
+    ],
+)
+def test_committed_axes_table_matches_its_ncu_runs(card, experiments):
+    """Every row of <card>/axes.csv: the measured cycles are the sum over the run's ncu
     launches (one per trace kernel) and the ratio is to the baseline run's."""
     from mdm.explore.ncu import measurement
 
-    table = pd.read_csv(HW / "h100" / "axes.csv")
-    assert {"sm8", "sm96", "carve0", "carve100", "fetch32", "s2"} <= set(table["experiment"])
+    table = pd.read_csv(HW / card / "axes.csv")
+    assert experiments <= set(table["experiment"])
 
     def cycles(path: Path) -> float:
         return sum(measurement(path, lu)["cycles"] for lu in read_ncu(path))
 
     n_kernels = {c: load_trace(hv.spec(c)).n_kernels for c in set(table["case"])}
     for r in table.itertuples():
-        run = HW / "h100" / "ncu" / f"{r.case}.{r.experiment}_time.csv"
+        run = HW / card / "ncu" / f"{r.case}.{r.experiment}_time.csv"
         assert len(read_ncu(run)) == n_kernels[r.case]
         assert np.isclose(r.hw_cycles, cycles(run), rtol=1e-5)
-        base = cycles(HW / "h100" / "ncu" / f"{r.case}.time.csv")
+        base = cycles(HW / card / "ncu" / f"{r.case}.time.csv")
         assert np.isclose(r.hw_ratio, r.hw_cycles / base, rtol=1e-5)

@@ -262,9 +262,7 @@ def collect(results: Path, out: Path, gpu_name: str = GPU) -> None:
 EXPERIMENTS: dict[str, dict[str, int]] = {
     "fetch32": {"l2.fetch_bytes": 32},
     "fetch128": {"l2.fetch_bytes": 128},
-    "carve0": {},
-    "carve50": {},
-    "carve100": {},
+    **{f"carve{p}": {} for p in (0, 28, 44, 50, 72, 86, 100)},
     **{f"sm{n}": {"n_sm": n} for n in (8, 16, 32, 64, 96)},
     "s2": {},
 }
