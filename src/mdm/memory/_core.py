@@ -16,9 +16,10 @@ calls it once per memory instruction, by LLVM (``forceinline``; numba's IR-level
 ``inline="always"`` copied its IR at a third of the loop's compile time). It takes the
 cache state as one tuple (``cache_args``, unpacked inside: CPython passes more than 30
 arguments as ``*args``, which numba cannot inline), so no call passes its ~50 arrays
-(~300 scalars) per instruction. The issue loop is compiled once per (L1, L2) sectoring that occurs, with
-the other layouts' branches pruned (:func:`run_timed`). Every index of the hot loops
-goes through :func:`mdm.memory._index.u` (unsigned: no negative-index wraparound code).
+(~300 scalars) per instruction. The issue loop is compiled once per (L1, L2) sectoring
+that occurs, with the other layouts' branches pruned (:func:`run_timed`). Every index
+of the hot loops goes through :func:`mdm.memory._index.u` (unsigned: no negative-index
+wraparound code).
 """
 
 from __future__ import annotations
