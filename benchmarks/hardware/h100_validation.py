@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from mdm.config.gpu import GPUConfig
+from mdm.explore.ncu import NcuLaunch
 from mdm.traces.workloads import WORKLOADS, md_class_of
 from mdm.traces.workloads.irregular import random_csr, random_graph
 from mdm.traces.workloads.streaming import gather_indices
@@ -268,18 +269,20 @@ EXPERIMENTS: dict[str, dict[str, int]] = {
 }
 
 
-def _carveout(path: Path, gpu: GPUConfig) -> dict[str, object]:
+def _carveout(
+    path: Path, gpu: GPUConfig, launches: list[NcuLaunch] | None = None
+) -> dict[str, object]:
     """The L1 and shared memory the launches of an ncu file ran with: the carve-out the
     driver chose (``launch__shared_mem_config_size``) as the preset's carve-out options
     that are at least that large (the model then takes the smallest that holds the
     resident blocks' shared memory) and as the shared memory per SM (a carve-out below
     what the blocks need limits the blocks per SM, as on the hardware:
-    ``launch__occupancy_limit_shared_mem``)."""
+    ``launch__occupancy_limit_shared_mem``). ``launches``: the file's, when already read."""
     from mdm.explore.ncu import read_ncu
 
     sizes = {
         int(float(lu.metrics["launch__shared_mem_config_size"][1].replace(",", "")))
-        for lu in read_ncu(path)
+        for lu in (read_ncu(path) if launches is None else launches)
         if "launch__shared_mem_config_size" in lu.metrics
     }
     opts = gpu.l1.shared_carveouts_bytes
@@ -322,7 +325,7 @@ def axes(out: Path, models: list[str], gpu_name: str = GPU, base: str = "") -> p
             ms = [measurement(f, lu) for lu in launches]
             clock = float(np.mean([m["sm_clock_mhz"] for m in ms]))
             updates = {"core_clock_mhz": clock, **EXPERIMENTS.get(tag, {})}
-            updates |= _carveout(f, preset)
+            updates |= _carveout(f, preset, launches)
             p = predict_app(app, preset.with_updates(updates), models)
             pred[tag] = sum(m["cycles"] for m in ms), {m: p.cycles(m) for m in models}
         hw0, md0 = pred.pop(base or "base")
