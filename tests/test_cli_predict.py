@@ -190,9 +190,13 @@ def test_l1_blocking_reported_per_cause() -> None:
                 "line_allocation": stats.l1_alloc_wait_cycles / sms,
             }
         )
-        out[entries] = kernel["l1_blocking"]["mshr_entry"], table
+        assert kernel["cache_timeline_cycles"] == stats.timeline_cycles
+        out[entries] = kernel["l1_blocking"]["mshr_entry"], table, stats.timeline_cycles
     assert out[1][0] > 0 and "mshr entry" in out[1][1]
     assert out[4096][0] == 0 and "mshr entry" not in out[4096][1]
+    # the table gives each cause's share of the simulation's time line
+    share = f"mshr entry {out[1][0]:,.0f} ({100 * out[1][0] / out[1][2]:.0f} %)"
+    assert share in " ".join(out[1][1].split())
 
 
 def test_l2_blocking_reported_per_cause() -> None:

@@ -249,11 +249,20 @@ class AppPrediction:
 
     def blocking_text(self) -> list[str]:
         """Per predicted kernel: why its L1s waited in the cache simulation, largest
-        cause first, e.g. ``"merge slots 26,726"`` (cycles per active SM; "none")."""
+        cause first, e.g. ``"merge slots 26,726 (41 %)"`` (cycles per active SM, and
+        their share of the simulation's time line, :func:`cache_timeline`; "none").
+        The share is what to read: the simulation's clock drifts on memory-divergent
+        kernels (docs/status.md, "Known gaps"), and the waits with it."""
         out = []
         for i in self.inputs:
             causes = sorted(l1_blocking(i).items(), key=lambda kv: -kv[1])
-            parts = [f"{c.replace('_', ' ')} {v:,.0f}" for c, v in causes if v >= 0.5]
+            span = cache_timeline(i)
+            parts = [
+                f"{c.replace('_', ' ')} {v:,.0f}"
+                + (f" ({100 * v / span:.0f} %)" if span > 0 else "")
+                for c, v in causes
+                if v >= 0.5
+            ]
             out.append(", ".join(parts) or "none")
         return out
 
@@ -292,6 +301,12 @@ def l1_blocking(inp: KernelInput) -> dict[str, float]:
     }
 
 
+def cache_timeline(inp: KernelInput) -> int:
+    """The kernel's length on the cache simulation's clock (cycles): the time against
+    which :func:`l1_blocking`'s waits are counted, not a prediction."""
+    return int(inp.cache.timeline_cycles)
+
+
 def l2_blocking(inp: KernelInput) -> dict[str, float]:
     """Cycles a kernel's L2 banks were blocked in the cache simulation, per bank, by
     cause (Accel-Sim's L2 reservation fails): a read whose MSHR entry was out of
@@ -327,6 +342,7 @@ _DIAGNOSTICS: dict[str, Callable[[KernelInput], Any]] = {
     "shared_bank_conflicts": _conflicts,
     "l1_blocking": l1_blocking,
     "l2_blocking": l2_blocking,
+    "cache_timeline_cycles": cache_timeline,
 }
 
 

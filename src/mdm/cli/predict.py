@@ -66,7 +66,7 @@ def _table(pred: Any) -> None:
         o.add_column("kernel")
         o.add_column("resident warps, limiter, waves")
         o.add_column("bank conflicts (representative warp)")
-        o.add_column("L1 blocked by (cycles per SM, cache simulation)")
+        o.add_column("L1 blocked by (cycles per SM, % of the cache simulation's time)")
         for name, text, conf, blk in zip(
             kernels, occ, pred.conflict_text(), pred.blocking_text(), strict=True
         ):
