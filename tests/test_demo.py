@@ -65,3 +65,33 @@ def test_cli_bad_spec_is_one_line_exit_1(tmp_path: Path) -> None:
     assert "s.yaml" in r.output and "workloads" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, ["validate", "--reference", str(tmp_path)])
     assert r.exit_code == 1 and "Traceback" not in r.output
+
+
+def test_prepared_first_gives_the_rows_of_one_workload_at_a_time() -> None:
+    """The default path (all workloads prepared while another process compiles the
+    cache simulator, then predicted) predicts what workload-by-workload prediction does."""
+    from mdm.explore.demo import _predict_all, _predict_default
+
+    wls = {"stride": W("MD", {"ctas": 448, "gs": 32}), "vecadd": W("NMD", {"ctas": 10})}
+    models = ["mdm", "gpumech"]
+    got = pd.DataFrame(_predict_all(wls, True, "mdm_pascal", models))
+    want = pd.DataFrame(
+        [
+            {"workload": n, "class": w.md_class, **r}
+            for n, w in wls.items()
+            for r in _predict_default(n, demo_params(w.params, True), "mdm_pascal", models)
+        ]
+    )
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_background_compile_leaves_the_loop_in_numbas_cache() -> None:
+    """The process :func:`_predict_all` starts on a cold cache ends cleanly, and the
+    issue loop of the preset's sectoring is then in numba's on-disk cache."""
+    from mdm.config import load_gpu
+    from mdm.explore.demo import _background_compile, _loop_cached
+
+    proc = _background_compile("mdm_pascal")
+    proc.join(timeout=600)
+    assert proc.exitcode == 0
+    assert _loop_cached(load_gpu("mdm_pascal"))
