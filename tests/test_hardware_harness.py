@@ -160,11 +160,14 @@ def test_carveout_of_a_run_is_the_drivers(tmp_path):
 )
 def test_committed_axes_table_matches_its_ncu_runs(card, experiments):
     """Every row of <card>/axes.csv: the measured cycles are the sum over the run's ncu
-    launches (one per trace kernel) and the ratio is to the baseline run's."""
+    launches (one per trace kernel) and the ratio is to the baseline run's; its models
+    are those ``axes`` predicts by default, so the documented command rewrites it whole."""
     from mdm.explore.ncu import measurement
 
     table = pd.read_csv(HW / card / "axes.csv")
     assert experiments <= set(table["experiment"])
+    models = [c.removesuffix("_ratio") for c in table.columns if c.endswith("_ratio")]
+    assert models == ["hw", *hv.AXES_MODELS]
 
     def cycles(path: Path) -> float:
         return sum(measurement(path, lu)["cycles"] for lu in read_ncu(path))

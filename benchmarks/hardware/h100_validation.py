@@ -297,6 +297,10 @@ def _carveout(
     return out
 
 
+#: the models of the committed ``axes.csv`` tables (``axes``' default)
+AXES_MODELS = ["mdm", "mdm-pipelined", "mdm-queue", "mdm-mshr", "gpumech", "gpumech+", "mwp-cwp"]
+
+
 def axes(out: Path, models: list[str], gpu_name: str = GPU, base: str = "") -> pd.DataFrame:
     """Every tagged experiment of :data:`EXPERIMENTS` found under ``out/ncu`` against its
     baseline (``<case>.time.csv``, or ``<case>.<base>_time.csv``): the cycles of the
@@ -362,7 +366,7 @@ def main() -> None:
     f.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
     f.add_argument("--gpu", default=GPU, help="preset of the measured card")
     f.add_argument("--base", default="", help="tag of the baseline run ('' = <case>.time.csv)")
-    f.add_argument("--models", nargs="+", default=["mdm", "mdm-pipelined", "mdm-queue", "gpumech"])
+    f.add_argument("--models", nargs="+", default=AXES_MODELS)
     a = ap.parse_args()
     if a.cmd == "prepare":
         prepare(a.out)
