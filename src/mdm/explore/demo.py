@@ -85,8 +85,8 @@ def _background_compile(preset: str) -> Any:
 
 def _predict_all(
     workloads: dict[str, Any], tiny: bool, preset: str, models: Sequence[str]
-) -> list[dict]:
-    """:func:`_predict_default` over the workloads: all generated and prepared first,
+) -> dict[str, list[dict]]:
+    """:func:`_predict_default`'s rows per workload: all generated and prepared first,
     while another process compiles the cache simulator (:func:`_background_compile`;
     not when numba's cache already holds it), then each simulated and predicted."""
     from mdm.config import load_gpu
@@ -101,11 +101,9 @@ def _predict_all(
     }
     if proc is not None:
         proc.join()
-    rows = []
-    for name, w in workloads.items():
-        for r in predict_app(prepared.pop(name), gpu, list(models)).to_rows():
-            rows.append({"workload": name, "class": getattr(w, "md_class", ""), **r})
-    return rows
+    return {
+        name: predict_app(prepared.pop(name), gpu, list(models)).to_rows() for name in workloads
+    }
 
 
 def run_demo(
@@ -131,14 +129,18 @@ def run_demo(
         from mdm.models.base import MODELS
 
         models = sorted(MODELS)
-    rows = []
     if predict is _predict_default:
-        rows = _predict_all(workloads, tiny, preset, models)
+        predicted = _predict_all(workloads, tiny, preset, models)
     else:
-        for name, w in workloads.items():
-            params = demo_params(dict(w.params), tiny)
-            for r in predict(name, params, preset, models):
-                rows.append({"workload": name, "class": getattr(w, "md_class", ""), **r})
+        predicted = {
+            name: predict(name, demo_params(dict(w.params), tiny), preset, models)
+            for name, w in workloads.items()
+        }
+    rows = [
+        {"workload": name, "class": getattr(w, "md_class", ""), **r}
+        for name, w in workloads.items()
+        for r in predicted[name]
+    ]
     table = pd.DataFrame(rows)
     atomic_write_table(table, out / "predictions.csv")
     app = table[table["kernel"].astype(str) == "total"].copy()
