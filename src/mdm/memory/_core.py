@@ -11,9 +11,10 @@ Speed: the per-access functions that take arrays but allocate none (:func:`l2_ac
 :func:`_run_kernel`'s ``run_kernel``, :mod:`mdm.memory.streaming`) are compiled with
 ``_nrt=False``: without numba's reference counting, a call no longer increfs/decrefs
 every array argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per
-access). ``run_kernel`` is inlined into the issue loop (:func:`_timed_loop`), which
-calls it once per memory instruction, by LLVM (``forceinline``; numba's IR-level
-``inline="always"`` copied its IR at a third of the loop's compile time). It takes the
+access). ``run_kernel`` and the helpers it calls are inlined into the issue loop
+(:func:`_timed_loop`), which calls it once per memory instruction, by LLVM
+(``forceinline``; :data:`mdm.memory._index.inlined` for the helpers: numba's IR-level
+``inline="always"`` copied and typed their IR at every call site). It takes the
 cache state as one tuple (``cache_args``, unpacked inside: CPython passes more than 30
 arguments as ``*args``, which numba cannot inline), so no call passes its ~50 arrays
 (~300 scalars) per instruction. The issue loop is compiled once per (L1, L2) sectoring
@@ -28,10 +29,11 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-from numba import literally, njit, types
+from numba import njit, types
 from numba.extending import overload
 
 from mdm.memory import streaming
+from mdm.memory._index import inlined
 from mdm.memory._index import u as _u
 
 # access outcomes
@@ -81,13 +83,13 @@ W_ALLOC = 3  # every way of the set was reserved by a fill in flight (LINE_ALLOC
 N_WAITS = 4
 
 
-@njit(cache=True, inline="always")
+@inlined
 def waited(wait: np.ndarray) -> float:
     """The L1's waits so far, all causes (the sum of ``wait``'s ``N_WAITS`` slots)."""
     return wait[W_MISS_QUEUE] + wait[W_MSHR] + wait[W_MERGE] + wait[W_ALLOC]
 
 
-@njit(cache=True, inline="always")
+@inlined
 def n_bits(m: np.uint32) -> np.int64:
     """Number of set bits of the sector mask ``m``."""
     n = np.int64(0)
@@ -97,7 +99,7 @@ def n_bits(m: np.uint32) -> np.int64:
     return n
 
 
-@njit(cache=True, inline="always")
+@inlined
 def fermi_hash_set(line: np.int64, line_log2: np.int64, nsets: np.int64) -> np.int64:
     """GPGPU-Sim FERMI_HASH_SET_FUNCTION (Nugteren et al. HPCA 2014), 32 or 64 sets."""
     addr = line << line_log2
@@ -116,7 +118,7 @@ def fermi_hash_set(line: np.int64, line_log2: np.int64, nsets: np.int64) -> np.i
 _SCAN_WAYS = 16
 
 
-@njit(cache=True, inline="always")
+@inlined
 def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.int64:
     """First way of set ``s`` of cache ``c`` holding ``line``, or -1. Above
     ``_SCAN_WAYS`` ways a branch-free min reduction that LLVM vectorises (a 256-way
@@ -134,7 +136,7 @@ def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.i
     return first if first < nw else -1
 
 
-@njit(cache=True, inline="always")
+@inlined
 def victim(
     tags: np.ndarray, lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
 ) -> tuple[np.int64, float]:
@@ -143,7 +145,7 @@ def victim(
     return _victim_at(tags, lru, fill, c, s, _lru_scan(tags, lru, c, s), t)
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _lru_scan(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np.int64:
     """The first invalid way of set ``s``, else the first way with the least stamp:
     an early-exit scan up to ``_SCAN_WAYS`` ways, branch-free (vectorised) min
@@ -172,7 +174,7 @@ def _lru_scan(tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64) -> np
     return lo
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _victim_at(
     tags: np.ndarray,
     lru: np.ndarray,
@@ -195,7 +197,7 @@ def _victim_at(
     return lo, t
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _victim_reserved(
     lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
 ) -> tuple[np.int64, float]:
@@ -254,13 +256,13 @@ def new_way_index(n_caches: int, sets: int, ways: int) -> np.ndarray:
     return ix
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _bucket0(line: np.int64, nb: np.int64) -> np.int64:
     """Home bucket of ``line`` (Fibonacci hashing: the product's bits 32 and up)."""
     return np.int64(((np.uint64(line) * _HASH_MUL) >> np.uint64(32)) & np.uint64(nb - 1))
 
 
-@njit(cache=True, inline="always")
+@inlined
 def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.int64:
     """The way of set ``s`` of cache ``c`` holding ``line``, or -1 (:func:`find_way`)."""
     if ix.shape[2] == 0:
@@ -268,9 +270,8 @@ def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.
     return _way_of_wide(tags, ix, c, s, line)
 
 
-# The wide-set bodies below are compiled out of line, so numba does not copy their IR
-# into every call site of the issue loop (its IR-level inlining deep-copies the
-# callee, the main cost of the first compilation); only the narrow path is inlined.
+# The wide-set bodies below are not marked for inlining: only the narrow path, the
+# common one, is inlined into the issue loop's call sites.
 @njit(cache=True, _nrt=False)
 def _way_of_wide(
     tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64
@@ -287,7 +288,7 @@ def _way_of_wide(
         h = (h + 1) & m
 
 
-@njit(cache=True, inline="always")
+@inlined
 def set_tag(
     tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, w: np.int64, line: np.int64
 ) -> None:
@@ -327,7 +328,7 @@ def _set_tag_wide(
     ix[_u(c), _u(s), _u(base + h)] = w
 
 
-@njit(cache=True, inline="always")
+@inlined
 def use_way(
     lru: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, w: np.int64, stamp: np.int64
 ) -> None:
@@ -354,7 +355,7 @@ def _to_mru(ix: np.ndarray, nw: np.int64, c: np.int64, s: np.int64, w: np.int64)
     ix[_u(c), _u(s), _u(2 * nw + 1)] = w
 
 
-@njit(cache=True, inline="always")
+@inlined
 def lru_way(
     tags: np.ndarray, lru: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64
 ) -> np.int64:
@@ -365,7 +366,7 @@ def lru_way(
     return _lru_scan(tags, lru, c, s)
 
 
-@njit(cache=True, inline="always")
+@inlined
 def fifo_slot(free: np.ndarray, i: np.int64, t: float, step: float) -> float:
     """A "free at" FIFO resource ``i`` (an L2 bank's port, an SM's NoC reply share, a
     DRAM channel): served from ``max(t, free[i])`` for ``step`` cycles; returns the
@@ -375,7 +376,7 @@ def fifo_slot(free: np.ndarray, i: np.int64, t: float, step: float) -> float:
     return s
 
 
-@njit(cache=True, inline="always")
+@inlined
 def block_bank(
     bank_free: np.ndarray,
     b: np.int64,
@@ -409,7 +410,7 @@ def _block_bank_mshr(
     block_bank(bank_free, b, t, until, step, cnt, C_L2_MSHR_STALLS, C_L2_MSHR_BLOCKED)
 
 
-@njit(cache=True, inline="always")
+@inlined
 def dram_queue(
     dram_free: np.ndarray,
     ch: np.int64,
@@ -450,7 +451,7 @@ def dram_queue(
     return fifo_slot(dram_free, ch, t, service), extra
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@inlined
 def l2_access(
     tags: np.ndarray,
     lru: np.ndarray,
@@ -644,7 +645,7 @@ def l2_access(
     return MISS, ready, moved, act_b
 
 
-@njit(cache=True, inline="always")
+@inlined
 def miss_queue(
     ring: np.ndarray,
     head: np.ndarray,
@@ -956,8 +957,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                         # fetch sector k (sectored L1), else the whole line
                         qmask = bit if l1_sectored else all_sec
                     # ---- the L2 accesses: one per sector of qmask (sectored L2), else the
-                    # line; the only call site of l2_access, which numba inlines: a second
-                    # one cost about a third of the cache simulator's compile time ----
+                    # line; the only call site of l2_access, so the loop holds one inlined
+                    # copy of it ----
                     ready = -np.inf
                     for q in range(nq2):
                         if l2_sectored:
@@ -1037,7 +1038,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
 # run_kernel inside it; mdm.memory.schedule re-exports it.
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _earlier(clock: np.ndarray, a: np.int64, b: np.int64) -> np.int64:
     """The SM of ``a`` and ``b`` with the earlier clock, the lower index on ties (-1: none)."""
     if a < 0:
@@ -1049,7 +1050,7 @@ def _earlier(clock: np.ndarray, a: np.int64, b: np.int64) -> np.int64:
     return a
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
     """Re-run the matches above leaf ``v`` after its SM's clock changed."""
     v //= 2
@@ -1058,13 +1059,13 @@ def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
         v //= 2
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _before(ht: np.ndarray, hq: np.ndarray, a: np.int64, b: np.int64) -> bool:
     """Heap order of the slot events: earlier time first, then earlier push."""
     return ht[_u(a)] < ht[_u(b)] or (ht[_u(a)] == ht[_u(b)] and hq[_u(a)] < hq[_u(b)])
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _swap(ht: np.ndarray, hq: np.ndarray, hs: np.ndarray, a: np.int64, b: np.int64) -> None:
     """Exchange heap entries ``a`` and ``b``."""
     ht[_u(a)], ht[_u(b)] = ht[_u(b)], ht[_u(a)]
@@ -1208,11 +1209,14 @@ def run_timed(
     return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored)](args)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
     """:func:`run_timed` on ``args`` (its arguments, in order); the two flags are
-    constants of the caller (:data:`_RUN_TIMED`), which ``literally`` turns into numba
-    literals: one compilation per sectoring, and no per-call dispatch on them."""
+    constants of the caller (:data:`_RUN_TIMED`). Inlined into it by numba, so they
+    reach :func:`_timed_loop` as numba literals (its overload takes nothing else): one
+    compilation per sectoring, no per-call dispatch on them, and no compiled level of
+    its own (each level's finalisation re-optimises and re-emits the whole linked loop:
+    about 4 s of the cold compilation)."""
     (
         order,
         blk_ptr,
@@ -1296,8 +1300,8 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
         ready, nxt, wend, live, bend, blo, barn, bart, bwait, res, nres, waiting, ht, hq,
         hs, hn, one, lsq, lsq_head, t_start, lrr, icur, lcur, sacc, last, rslot, n_sched,
         greedy, gcur, ssoon,
-        literally(l1_sectored),
-        literally(l2_sectored),
+        l1_sectored,
+        l2_sectored,
     )  # fmt: skip
 
 
@@ -1339,7 +1343,7 @@ _RUN_TIMED = {
 _AT_BARRIER = 1e300
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@inlined
 def _release(
     b: np.int64,
     blo: np.ndarray,
@@ -1364,7 +1368,7 @@ def _release(
             ssoon[_u(sm), _u(sc)] = -np.inf
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@inlined
 def _live_warps(
     b: np.int64, blo: np.ndarray, blk_ptr: np.ndarray, ready: np.ndarray
 ) -> tuple[np.int64, np.int64]:
@@ -1378,7 +1382,7 @@ def _live_warps(
     return p, pe
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@inlined
 def _pick_per_scheduler(
     sm: np.int64,
     t: float,

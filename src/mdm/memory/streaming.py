@@ -47,6 +47,7 @@ import numpy as np
 from numba import njit
 
 from mdm.memory import _core  # module, not names: _core imports this module
+from mdm.memory._index import inlined
 from mdm.memory._index import u as _u
 
 _HEAP = 4  # offset of the heap in a row of ``pend_n`` (after the four counters)
@@ -72,25 +73,25 @@ def new_table(n_sm: int, entries: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     )
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _key(line: np.int64, k: np.int64) -> np.int64:
     """Hash key of sector ``k`` of ``line``."""
     return line * 32 + k
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _home(key: np.int64, nb: np.int64) -> np.int64:
     return ((key * np.int64(0x9E3779B1)) ^ (key >> 13)) & (nb - 1)
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _keys_at(pend: np.ndarray) -> np.int64:
     """Offset of the hash's keys in a row of ``pend_n`` (after the heap and the free
     stack, ``P`` cells each); its slots start ``Hmax`` cells later."""
     return _HEAP + 2 * pend.shape[1]
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _slots_at(pend: np.ndarray, pend_n: np.ndarray) -> np.int64:
     """Offset of the hash's slot column: the keys' offset plus ``Hmax``."""
     return pend_n.shape[1] - (pend_n.shape[1] - _keys_at(pend)) // 2
@@ -143,7 +144,7 @@ def _h_rebuild(pend: np.ndarray, pend_n: np.ndarray, c: np.int64, nb: np.int64) 
         _h_insert(pend, pend_n, c, _key(pend[_u(c), _u(i), 0], pend[_u(c), _u(i), 2]), i)
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _before(pend: np.ndarray, pend_t: np.ndarray, c: np.int64, a: np.int64, b: np.int64) -> bool:
     """Slot ``a`` fills before slot ``b``: earlier time, then earlier insertion."""
     ta = pend_t[_u(c), _u(a)]
@@ -206,7 +207,7 @@ def _heap_pop(
     return top
 
 
-@njit(cache=True, _nrt=False, inline="always")  # into drain and add: no call per fill
+@inlined  # into drain and add: no call per fill
 def _apply_first(
     pend: np.ndarray,
     pend_t: np.ndarray,
