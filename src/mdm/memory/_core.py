@@ -13,7 +13,7 @@ Speed: the per-access functions that take arrays but allocate none (:func:`l2_ac
 every array argument (out-of-line atomic NRT calls: the L2 call cost ~130 ns per
 access). ``run_kernel`` and the helpers it calls are inlined into the issue loop
 (:func:`_timed_loop`), which calls it once per memory instruction, by LLVM
-(``forceinline``; :data:`mdm.memory._index.inlined` for the helpers: numba's IR-level
+(``forceinline``; :data:`mdm._jit.inlined` for the helpers: numba's IR-level
 ``inline="always"`` copied and typed their IR at every call site). It takes the
 cache state as one tuple (``cache_args``, unpacked inside: CPython passes more than 30
 arguments as ``*args``, which numba cannot inline), so no call passes its ~50 arrays
@@ -32,8 +32,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from mdm._jit import inlined
 from mdm.memory import streaming
-from mdm.memory._index import inlined
 from mdm.memory._index import u as _u
 
 # access outcomes

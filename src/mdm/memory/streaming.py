@@ -46,8 +46,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mdm._jit import inlined
 from mdm.memory import _core  # module, not names: _core imports this module
-from mdm.memory._index import inlined
 from mdm.memory._index import u as _u
 
 _HEAP = 4  # offset of the heap in a row of ``pend_n`` (after the four counters)

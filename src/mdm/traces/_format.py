@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mdm._jit import inlined
+
 _BEGIN = np.frombuffer(b"\n#BEGIN_TB\n\nthread block = ", dtype=np.uint8).copy()
 _END = np.frombuffer(b"\n#END_TB\n", dtype=np.uint8).copy()
 _WARP = np.frombuffer(b"\nwarp = ", dtype=np.uint8).copy()
@@ -39,7 +41,7 @@ def bytes_bound(addr_counts: np.ndarray, warp_ptr: np.ndarray) -> np.ndarray:
     return cum[warp_ptr[1:]] - cum[warp_ptr[:-1]] + WARP_BYTES + BLOCK_BYTES
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _put(out: np.ndarray, p: int, src: np.ndarray) -> int:
     for i in range(src.shape[0]):
         out[p + i] = src[i]

@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from mdm._jit import inlined
+
 # state slots
 S_LINES = 0  # lines of the body fully processed
 S_IN_TB = 1
@@ -102,19 +104,19 @@ _KW_END = np.frombuffer(b"#END_TB", dtype=np.uint8).copy()
 OPC_MAXLEN = 64
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _is_ws(b: int) -> bool:
     return b == 32 or b == 9 or b == 13
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _skip_ws(buf: np.ndarray, p: int, e: int) -> int:
     while p < e and (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
         p += 1
     return p
 
 
-@njit(cache=True, inline="always")
+@inlined
 def _tok_end(buf: np.ndarray, p: int, e: int) -> int:
     while p < e and not (buf[p] == 32 or buf[p] == 9 or buf[p] == 13):
         p += 1
