@@ -71,9 +71,10 @@ def _loop_cached(gpu: Any) -> bool:
 def _background_compile(preset: str) -> Any:
     """Start compiling the cache simulator's issue loop (about 30 s cold on one core in
     a quiet hour) in another process, so that a first run on two cores generates and
-    prepares the workloads meanwhile; the caller joins it before its first cache simulation, which
-    then loads the compiled loop from numba's on-disk cache (compiled already: a few
-    milliseconds). Nothing depends on it: if it fails, the first simulation compiles."""
+    prepares the workloads meanwhile; the caller joins it before its first cache
+    simulation, which then loads the compiled loop from numba's on-disk cache (compiled
+    already: a few milliseconds). Nothing depends on it: if it fails, the first
+    simulation compiles."""
     import multiprocessing
 
     proc = multiprocessing.get_context("spawn").Process(
