@@ -179,3 +179,42 @@ def test_committed_axes_table_matches_its_ncu_runs(card, experiments):
         assert np.isclose(r.hw_cycles, cycles(run), rtol=1e-5)
         base = cycles(HW / card / "ncu" / f"{r.case}.time.csv")
         assert np.isclose(r.hw_ratio, r.hw_cycles / base, rtol=1e-5)
+
+
+def _issue_order():
+    spec = importlib.util.spec_from_file_location("issue_order", HW / "issue_order.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+io_ = _issue_order()
+
+
+def _probe_rows(mode: str, finishes: list[int], sms: int = 2) -> list[list[object]]:
+    """Probe lines of one run: on each SM, scheduler 0's warps (warp ids 0, 4, 8, ...)
+    start together at t0 = 10 and reach t1 at ``finishes``."""
+    rows = []
+    for sm in range(sms):
+        for k, t1 in enumerate(finishes):
+            rows.append(["issue1", mode, 128, 2, len(rows), sm, 4 * k, 10, 10 + t1, 20 + t1])
+    return rows
+
+
+def test_issue_order_tells_greedy_from_round_robin():
+    """Four warps of 64 instructions on one scheduler: finishing a warp's issue time
+    apart (greedy) gives index 1 and windows of 64-256 cycles; finishing together
+    (round robin) gives index ~0 and windows of ~256; each window overlaps the 3 others
+    (all start at once)."""
+    raw = pd.DataFrame(
+        _probe_rows("gto", [64, 128, 192, 256]) + _probe_rows("lrr", [253, 254, 255, 256]),
+        columns=io_.COLUMNS,
+    )
+    s = io_.summarise(raw).set_index("mode")
+    assert s.loc["gto", "greedy_index"] == pytest.approx(1.0)
+    assert s.loc["lrr", "greedy_index"] == pytest.approx(3 / 256 * 4 / 3)
+    assert s.loc["gto", "window_cycles"] == pytest.approx(160.0)
+    assert s.loc["lrr", "window_cycles"] == pytest.approx(254.5)
+    assert (s["overlapping_warps"] == 3).all() and (s["warps_per_scheduler"] == 4).all()
+    assert (s["span_cycles"] == 256).all()

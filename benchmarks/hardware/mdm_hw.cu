@@ -18,6 +18,8 @@
 // pointer-chase latency probe (CSV lines "latency,KiB,bypass_l1,cycles,ns,MHz");
 // mdm_hw probes [l2fetch=B]: block-dispatch and DRAM throughput probes ("probe,...")
 // (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
+// mdm_hw issue mode=alu|load threads=T bps=B [sync=1]: the warp issue-order probe
+// ("issue,...")
 // carveout=PCT: cudaFuncAttributePreferredSharedMemoryCarveout of every workload kernel
 // (percent of the largest shared-memory carve-out; the L1 gets the rest of the unified
 // array; ncu's launch__shared_mem_config_size says what the driver chose).
@@ -441,6 +443,95 @@ static std::vector<float> ramp(size_t n) {
   return v;
 }
 
+// ---------------------------------------------------------------- issue-order probe
+// Which warp a scheduler issues from. Each warp reads clock64 (t0), issues 64
+// independent instructions, reads it again (t1) before using their results and (t2)
+// after. mode=alu: 64 FFMAs over 16 registers (each 16 instructions after the one it
+// depends on, more than the FMA's latency: no dependency stall); mode=load: kmeans' 16
+// feature loads (thread p reads f[p*16 + j], j = 0..15: each load touches 16 lines, and
+// each line is read by all 16 loads), then 48 FFMAs that do not use them. sync=1: a
+// __syncthreads() before t0, so that the warps of a block are ready at once. A greedy
+// scheduler (GTO) issues one ready warp's instructions back to back, so the warps that
+// share a scheduler reach t1 one after another, a warp's issue time apart; a
+// round-robin one (LRR) interleaves them, so they reach t1 together. One wave of `bps`
+// blocks of `threads` per SM; prints "issue,mode,threads,bps,warp,smid,warpid,t0,t1,t2"
+// per warp (sync=1: mode "alu_sync" or "load_sync").
+__device__ __forceinline__ long long clk() {
+  long long c;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
+  return c;
+}
+
+__device__ __forceinline__ float ldf(const float* a) {
+  float v;
+  asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(a) : "memory");
+  return v;
+}
+
+template <int LOAD>
+__global__ void issue_order_probe(const float* f, float x, float y, int sync,
+                                  long long* out, float* sink) {
+  size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  float v[16], u[16];
+#pragma unroll
+  for (int j = 0; j < 16; j++) u[j] = __int_as_float((int)(p * 16 + j) & 0x3fffffff);
+  if (sync) __syncthreads();
+  long long t0 = clk();
+  if (LOAD) {
+#pragma unroll
+    for (int j = 0; j < 16; j++) v[j] = ldf(f + p * 16 + j);
+  }
+#pragma unroll
+  for (int r = 0; r < (LOAD ? 3 : 4); r++) {
+#pragma unroll
+    for (int j = 0; j < 16; j++) u[j] = fmaf(u[j], x, y);
+  }
+  long long t1 = clk();
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < 16; j++) s += u[j] + (LOAD ? v[j] : 0.f);
+  long long t2 = clk();
+  if (s == 123456.f) *sink = s;
+  if ((threadIdx.x & 31) == 0) {
+    unsigned sm, wid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+    long long* o = out + (p >> 5) * 5;
+    o[0] = t0; o[1] = t1; o[2] = t2; o[3] = sm; o[4] = wid;
+  }
+}
+
+static void issue_order(const Args& a) {
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::string mode = a.s("mode");
+  int threads = (int)a.i("threads"), bps = (int)a.i("bps"), grid = sms * bps;
+  int sync = a.kv.count("sync") ? (int)a.i("sync") : 0;
+  size_t n = (size_t)grid * threads, warps = n / 32;
+  float* f = to_device(ramp(n * 16));
+  float* sink = filled<float>(1, 0.f);
+  long long* d = filled<long long>(warps * 5, 0);
+  flush_l2();
+  if (mode == "load")
+    issue_order_probe<1><<<grid, threads>>>(f, 1.0001f, 0.5f, sync, d, sink);
+  else if (mode == "alu")
+    issue_order_probe<0><<<grid, threads>>>(f, 1.0001f, 0.5f, sync, d, sink);
+  else
+    die("issue: mode must be alu or load, got " + mode);
+  CK(cudaGetLastError());
+  std::vector<long long> h(warps * 5);
+  CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  for (size_t w = 0; w < warps; w++) {
+    const long long* o = &h[w * 5];
+    printf("issue,%s%s,%d,%d,%zu,%lld,%lld,%lld,%lld,%lld\n", mode.c_str(),
+           sync ? "_sync" : "", threads, bps, w, o[3], o[4], o[0], o[1], o[2]);
+  }
+  CK(cudaFree(f));
+  CK(cudaFree(sink));
+  CK(cudaFree(d));
+}
+
 // ---------------------------------------------------------------- L1 carve-out, SM count
 static void set_carveout(int pct) {
   const void* kernels[] = {
@@ -508,6 +599,10 @@ static void run(const std::string& wl, const Args& a) {
   }
   if (wl == "latency") {
     latency(a);
+    return;
+  }
+  if (wl == "issue") {
+    issue_order(a);
     return;
   }
   if (wl == "stride") {
