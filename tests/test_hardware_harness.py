@@ -218,3 +218,17 @@ def test_issue_order_tells_greedy_from_round_robin():
     assert s.loc["lrr", "window_cycles"] == pytest.approx(254.5)
     assert (s["overlapping_warps"] == 3).all() and (s["warps_per_scheduler"] == 4).all()
     assert (s["span_cycles"] == 256).all()
+
+
+@pytest.mark.parametrize("card", ["h100", "h200"])
+def test_committed_memory_table_is_the_current_simulation(card, tmp_path):
+    """``memory`` rewrites <card>/memory.csv from the committed ncu profile and the
+    current simulator and preset: kmeans' rows (its L1 hits depend on the issue order)
+    equal the committed ones, so a change to either must recompute the table."""
+    (tmp_path / "ncu").mkdir()
+    src = HW / card / "ncu" / "kmeans.mem.csv"
+    (tmp_path / "ncu" / "kmeans.mem.csv").write_text(src.read_text())
+    new = hv.memory(tmp_path, card)
+    old = pd.read_csv(HW / card / "memory.csv")
+    old = old[old["case"] == "kmeans"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(new, old, check_dtype=False)

@@ -10,6 +10,8 @@ Compute, against the models on the matching preset. Three steps::
     mdm validate --measured benchmarks/hardware/h100/measured.csv --out out/hw --json
     # the tagged experiments (L2 fetch, L1 carve-out, SM count), measured against predicted
     python benchmarks/hardware/h100_validation.py axes
+    # after a change to the simulator or the preset: memory.csv's simulated columns again
+    python benchmarks/hardware/h100_validation.py memory [--out DIR --gpu CARD]
 
 ``CASES`` size each workload for two to four waves of thread blocks on an H100's 132
 SMs (the reference's traces are sized for two waves on 28 SMs). ``collect`` splits the
@@ -180,13 +182,62 @@ def split(path: Path, marker: str | None = None) -> dict[str, list[str]]:
     return parts
 
 
+def memory_rows(case: str, ncu_file: Path, gpu_name: str = GPU) -> list[dict[str, object]]:
+    """``memory.csv``'s rows of one case: ncu's global-load L1 and L2 sectors, hit rates
+    and DRAM sectors per kernel (``ncu_file``: the case's ``mem`` profile) beside the cache
+    simulation's on preset ``gpu_name``."""
+    from mdm.config import load_gpu
+    from mdm.explore.ncu import read_ncu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import load_trace
+
+    sim = simulate_app(load_trace(spec(case)), load_gpu(gpu_name))
+    rows = []
+    for k, (lu, ks) in enumerate(zip(read_ncu(ncu_file), sim.kernels, strict=True)):
+        m = {n: float(v[1].replace(",", "")) for n, v in lu.metrics.items() if n in MEM_METRICS}
+        l1 = m.get(MEM_METRICS[0], np.nan)
+        l2 = m.get(MEM_METRICS[2], np.nan)
+        rows.append(
+            {
+                "case": case,
+                "kernel": k,
+                "hw_l1_sectors": l1,
+                "mdm_l1_accesses": ks.l1_read_accesses,
+                "hw_l1_hit": m.get(MEM_METRICS[1], np.nan) / l1 if l1 else np.nan,
+                "mdm_l1_hit": ks.l1_read_hits / max(ks.l1_read_accesses, 1),
+                "mdm_l1_pending_hit": ks.l1_read_pending_hits / max(ks.l1_read_accesses, 1),
+                "hw_l2_rd_sectors": l2,
+                "mdm_l2_rd_accesses": ks.l2_read_accesses,
+                "hw_l2_hit": m.get(MEM_METRICS[3], np.nan) / l2 if l2 else np.nan,
+                "mdm_l2_hit": 1.0 - ks.l2_read_miss_rate,
+                "hw_dram_rd_sectors": m.get(MEM_METRICS[4], np.nan),
+                "mdm_dram_rd_sectors": ks.dram_read_bytes / 32,
+                "hw_dram_wr_sectors": m.get(MEM_METRICS[5], np.nan),
+                "mdm_dram_wr_sectors": ks.dram_write_bytes / 32,
+            }
+        )
+    return rows
+
+
+def memory(out: Path, gpu_name: str = GPU) -> pd.DataFrame:
+    """``out/memory.csv`` again from the committed ncu profiles (``out/ncu/<case>.mem.csv``)
+    and the current simulator and preset: after a change to either."""
+    rows = []
+    for case in CASES:
+        f = out / "ncu" / f"{case}.mem.csv"
+        if f.exists():
+            rows += memory_rows(case, f, gpu_name)
+    if not rows:
+        raise SystemExit(f"no <case>.mem.csv under {out / 'ncu'}")
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "memory.csv", index=False)
+    return df
+
+
 def collect(results: Path, out: Path, gpu_name: str = GPU) -> None:
     """``measured.csv`` and ``memory.csv`` from ``run_device.sh``'s output folder, for the
     card of preset ``gpu_name``."""
-    from mdm.config import load_gpu
-    from mdm.explore.ncu import ncu_to_measured, read_ncu
-    from mdm.memory import simulate_app
-    from mdm.traces.workloads import load_trace
+    from mdm.explore.ncu import ncu_to_measured
 
     out.mkdir(parents=True, exist_ok=True)
     raw = out / "ncu"
@@ -217,37 +268,7 @@ def collect(results: Path, out: Path, gpu_name: str = GPU) -> None:
                 df["sweep_param"], df["sweep_value"] = SWEEP_TAGS.get(tag, ("baseline", ""))
                 tables.append(df)
             else:
-                gpu = load_gpu(gpu_name)
-                app = load_trace(spec(case))
-                sim = simulate_app(app, gpu)
-                for k, (lu, ks) in enumerate(zip(read_ncu(f), sim.kernels, strict=True)):
-                    m = {
-                        n: float(v[1].replace(",", ""))
-                        for n, v in lu.metrics.items()
-                        if n in MEM_METRICS
-                    }
-                    l1 = m.get(MEM_METRICS[0], np.nan)
-                    l2 = m.get(MEM_METRICS[2], np.nan)
-                    mem_rows.append(
-                        {
-                            "case": case,
-                            "kernel": k,
-                            "hw_l1_sectors": l1,
-                            "mdm_l1_accesses": ks.l1_read_accesses,
-                            "hw_l1_hit": m.get(MEM_METRICS[1], np.nan) / l1 if l1 else np.nan,
-                            "mdm_l1_hit": ks.l1_read_hits / max(ks.l1_read_accesses, 1),
-                            "mdm_l1_pending_hit": ks.l1_read_pending_hits
-                            / max(ks.l1_read_accesses, 1),
-                            "hw_l2_rd_sectors": l2,
-                            "mdm_l2_rd_accesses": ks.l2_read_accesses,
-                            "hw_l2_hit": m.get(MEM_METRICS[3], np.nan) / l2 if l2 else np.nan,
-                            "mdm_l2_hit": 1.0 - ks.l2_read_miss_rate,
-                            "hw_dram_rd_sectors": m.get(MEM_METRICS[4], np.nan),
-                            "mdm_dram_rd_sectors": ks.dram_read_bytes / 32,
-                            "hw_dram_wr_sectors": m.get(MEM_METRICS[5], np.nan),
-                            "mdm_dram_wr_sectors": ks.dram_write_bytes / 32,
-                        }
-                    )
+                mem_rows += memory_rows(case, f, gpu_name)
     if tables:
         measured = pd.concat(tables, ignore_index=True)
         measured.to_csv(out / "measured.csv", index=False)
@@ -367,11 +388,16 @@ def main() -> None:
     f.add_argument("--gpu", default=GPU, help="preset of the measured card")
     f.add_argument("--base", default="", help="tag of the baseline run ('' = <case>.time.csv)")
     f.add_argument("--models", nargs="+", default=AXES_MODELS)
+    m = sub.add_parser("memory", help="memory.csv again from the committed ncu profiles")
+    m.add_argument("--out", type=Path, default=Path("benchmarks/hardware/h100"))
+    m.add_argument("--gpu", default=GPU, help="preset of the measured card")
     a = ap.parse_args()
     if a.cmd == "prepare":
         prepare(a.out)
     elif a.cmd == "collect":
         collect(a.results, a.out, a.gpu)
+    elif a.cmd == "memory":
+        memory(a.out, a.gpu)
     else:
         axes(a.out, a.models, a.gpu, a.base)
 
