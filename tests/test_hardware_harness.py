@@ -220,6 +220,18 @@ def test_issue_order_tells_greedy_from_round_robin():
     assert (s["span_cycles"] == 256).all()
 
 
+def test_h100_preset_policy_is_the_probes():
+    """The h100 preset's greedy scheduler is what the committed issue-order probe shows:
+    with the warps of a block ready at once (a barrier before t0), the warps of a
+    scheduler finish one after another (greedy index well above round robin's ~0)."""
+    from mdm.config import load_gpu
+
+    s = pd.read_csv(HW / "h200" / "issue_order.csv")
+    alu = s[s["mode"] == "alu_sync"]
+    assert len(alu) >= 2 and (alu["greedy_index"] > 0.6).all()
+    assert load_gpu("h100").sm.scheduler_policy == load_gpu("h200").sm.scheduler_policy == "gto"
+
+
 @pytest.mark.parametrize("card", ["h100", "h200"])
 def test_committed_memory_table_is_the_current_simulation(card, tmp_path):
     """``memory`` rewrites <card>/memory.csv from the committed ncu profile and the
