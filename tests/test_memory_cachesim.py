@@ -780,6 +780,13 @@ def test_gto_turn_ends_when_the_ldst_queue_is_full() -> None:
     s = simulate_kernel(k, g, l2=state, blocks_per_sm=2)
     assert state.last_order.tolist() == [0, 3, 1, 2, 4, 5]
     assert s.l1_read_misses == 6
+    # room for all of them (sm.ldst_queue_entries): no turn ends early, the two
+    # schedulers alternate at every load
+    wide = g.with_updates({"sm.ldst_queue_entries": 6})
+    state = _L2State(wide)
+    simulate_kernel(k, wide, l2=state, blocks_per_sm=2)
+    assert state.last_order.tolist() == [0, 3, 1, 4, 2, 5]
+    assert cache_key(wide) != cache_key(g)
 
 
 def test_gto_scheduler_of_a_new_block_follows_its_slot() -> None:

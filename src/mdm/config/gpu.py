@@ -63,6 +63,15 @@ class SMConfig(_Strict):
     shared_mem_bytes: int = Field(ge=0)
     schedulers: int = Field(ge=1, le=16, description="warp schedulers (sub-cores) per SM")
     scheduler_policy: Literal["gto", "lrr"] = "gto"
+    ldst_queue_entries: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "memory instructions that may wait at once for the SM's LD/ST unit (issued, not "
+            "yet taken by the L1); None: max_warps / schedulers, GPGPU-Sim's pipeline "
+            "registers on the reference configurations (cache simulation only)"
+        ),
+    )
     issue_width: int = Field(
         default=1,
         ge=1,

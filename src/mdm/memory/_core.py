@@ -1184,7 +1184,9 @@ def run_timed(
     SM would stall at every busy unit and a returning warp would jump ahead by GTO
     priority (L1 reuse distances far too short: stride32 ~60 % L1 hits vs 1 % in
     Accel-Sim); with no limit every warp's first load would be queued before any second
-    one (L2 reuse distances too long: stride32 100 % L2 misses vs 44 %). Shared-memory and
+    one (L2 reuse distances too long: stride32 100 % L2 misses vs 44 %). A configuration
+    sets its own count with ``sm.ldst_queue_entries`` (the ``h100`` preset: measured,
+    128; :func:`mdm.memory.cachesim.ldst_queue_entries`). Shared-memory and
     constant instructions take one cycle of the unit (bank conflicts ignored). ``proc``
     receives the memory instructions in simulation order.
 

@@ -219,7 +219,8 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
     so the key holds everything that sets those times: the core clock, the L1 pipeline
     latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share,
     L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth
-    and channels (queueing), and the warp scheduler's policy (issue order); a sweep
+    and channels (queueing), and the warp scheduler's policy and LD/ST queue (issue
+    order); a sweep
     over DRAM or NoC bandwidth therefore needs one
     simulation per point. ``dram.atom_bytes`` is not included
     (results are in bytes).
@@ -239,6 +240,7 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         sm.shared_mem_bytes,
         sm.schedulers,
         sm.scheduler_policy,
+        ldst_queue_entries(gpu),
         sm.register_alloc_granularity,
         sm.shared_mem_alloc_granularity,
         l1.enabled,
@@ -287,6 +289,15 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         t("dram.row_bytes"),
         t("dram.banks"),
     )
+
+
+def ldst_queue_entries(gpu: GPUConfig) -> int:
+    """Memory instructions that may wait for an SM's LD/ST unit at once
+    (:func:`mdm.memory.schedule.run_timed`): ``sm.ldst_queue_entries``, by default
+    ``max_warps / schedulers`` (GPGPU-Sim's ID_OC_MEM 4 + 8 operand collectors +
+    OC_EX_MEM 4 = 16 on both reference configurations)."""
+    q = gpu.sm.ldst_queue_entries
+    return q if q is not None else max(1, gpu.sm.max_warps // gpu.sm.schedulers)
 
 
 def _sm_reply_bytes_per_cycle(gpu: GPUConfig, n_active: int) -> float:
@@ -672,7 +683,7 @@ def simulate_kernel(
         ki.is_load,
         gpu.n_sm,
         1.0 / gpu.sm.schedulers,
-        max(1, gpu.sm.max_warps // gpu.sm.schedulers),
+        ldst_queue_entries(gpu),
         l2.time,
         i_sm,
         i_time,
