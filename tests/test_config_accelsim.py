@@ -427,3 +427,26 @@ def test_shared_memory_banks_mapped(reference_dir):
     path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
     with pytest.raises(ConfigError, match="option -gpgpu_shmem_warp_parts: expected a divisor"):
         import_accelsim(path, "-gpgpu_shmem_warp_parts 3")
+
+
+def test_ldst_queue_from_pipeline_widths_and_operand_collectors(reference_dir):
+    """``sm.ldst_queue_entries`` = ID_OC_MEM + OC_EX_MEM (fifth and tenth
+    ``-gpgpu_pipeline_widths`` fields) + the memory-capable operand collector units: the
+    generic ones (8) in both reference files, the ``_mem`` ones with specialised
+    collectors; malformed widths name the file and line."""
+    for arch in ("mdm_pascal", "SM7_QV100"):
+        path = reference_dir / "configs" / arch / "gpgpusim.config"
+        text = path.read_text()
+        widths = re.search(r"^-gpgpu_pipeline_widths\s+(\S+)", text, re.M).group(1).split(",")
+        gen = int(re.search(r"^-gpgpu_operand_collector_num_units_gen\s+(\d+)", text, re.M)[1])
+        gpu, _ = _import(path)
+        assert gpu.sm.ldst_queue_entries == int(widths[4]) + int(widths[9]) + gen == 16
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    extra = (
+        "-gpgpu_pipeline_widths 4,0,0,4,6,4,0,0,4,2,8 "
+        "-gpgpu_enable_specialized_operand_collector 1 "
+        "-gpgpu_operand_collector_num_units_mem 3"
+    )
+    assert import_accelsim(path, extra).sm.ldst_queue_entries == 6 + 2 + 3
+    with pytest.raises(ConfigError, match="option -gpgpu_pipeline_widths: expected at least 10"):
+        import_accelsim(path, "-gpgpu_pipeline_widths 4,4,4")

@@ -14,6 +14,12 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   10 * major + minor``; ``sm.*`` from ``-gpgpu_shader_core_pipeline threads:warp``
   (``max_warps = threads / 32``), ``-gpgpu_shader_cta``, ``-gpgpu_shader_registers``,
   ``-gpgpu_shmem_size``, ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
+  ``sm.ldst_queue_entries``: the memory instructions GPGPU-Sim holds between issue and
+  the LD/ST unit, ``-gpgpu_pipeline_widths``' ID_OC_MEM and OC_EX_MEM (fifth and tenth
+  fields) plus the operand collector units a memory instruction may take
+  (``-gpgpu_operand_collector_num_units_gen``, or ``_mem`` with
+  ``-gpgpu_enable_specialized_operand_collector 1``); 4 + 8 + 4 = 16 in both reference
+  configurations. Without ``-gpgpu_pipeline_widths`` it is left to the default.
   Allocation granularities follow GPGPU-Sim's ``shader_core_config::max_cta``
   (registers per thread rounded up to 4, i.e. 128 registers per warp; shared memory
   not rounded, i.e. 1 B). ``-gpgpu_max_insn_issue_per_warp`` -> ``sm.issue_width`` (a
@@ -728,6 +734,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
             "shared_mem_bytes": r.int("-gpgpu_shmem_size", 16384),
             "schedulers": r.int("-gpgpu_num_sched_per_core", 1),
             "scheduler_policy": policy,
+            "ldst_queue_entries": _ldst_queue(r),
             "issue_width": min(4, max(1, r.int("-gpgpu_max_insn_issue_per_warp", 2))),
             "dual_issue_diff_units": bool(r.int("-gpgpu_dual_issue_diff_exec_units", 1)),
             **_exec_units(r),
@@ -806,6 +813,30 @@ def _latencies(r: _Reader) -> dict[str, int]:
             if pair[1] is not None:
                 lat["branch_initiation_cycles"] = pair[1]
     return lat
+
+
+def _ldst_queue(r: _Reader) -> int | None:
+    """``sm.ldst_queue_entries`` (module docstring): ID_OC_MEM + OC_EX_MEM of
+    ``-gpgpu_pipeline_widths`` plus the memory-capable operand collector units; None
+    without the widths option."""
+    name = "-gpgpu_pipeline_widths"
+    if not r.has(name):
+        return None
+    widths = r.ints(name, ",")
+    if len(widths) < 10 or any(w != int(w) or w < 0 for w in widths):
+        raise ConfigError(
+            None,
+            f"{r.where(name)}: option {name}: expected at least 10 non-negative integers "
+            f"(ID_OC_SP, ..., ID_OC_MEM, ..., OC_EX_MEM, ...), got {r.raw(name)!r}",
+        )
+    specialized = r.int("-gpgpu_enable_specialized_operand_collector", 1)
+    units = r.int(
+        "-gpgpu_operand_collector_num_units_mem"
+        if specialized
+        else "-gpgpu_operand_collector_num_units_gen",
+        2 if specialized else 0,
+    )
+    return max(1, int(widths[4]) + int(widths[9]) + units)
 
 
 def _warp_parts(r: _Reader) -> int:
