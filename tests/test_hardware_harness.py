@@ -181,15 +181,17 @@ def test_committed_axes_table_matches_its_ncu_runs(card, experiments):
         assert np.isclose(r.hw_ratio, r.hw_cycles / base, rtol=1e-5)
 
 
-def _issue_order():
-    spec = importlib.util.spec_from_file_location("issue_order", HW / "issue_order.py")
+def _load(name: str):
+    """A script of benchmarks/hardware as a module."""
+    spec = importlib.util.spec_from_file_location(name, HW / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-io_ = _issue_order()
+io_ = _load("issue_order")
+placement = _load("placement")
 
 
 def _probe_rows(mode: str, finishes: list[int], sms: int = 2) -> list[list[object]]:
@@ -244,3 +246,24 @@ def test_committed_memory_table_is_the_current_simulation(card, tmp_path):
     old = pd.read_csv(HW / card / "memory.csv")
     old = old[old["case"] == "kmeans"].reset_index(drop=True)
     pd.testing.assert_frame_equal(new, old, check_dtype=False)
+
+
+def test_placement_summary_tells_round_robin_from_sm_by_sm():
+    """12 blocks on 4 SMs, 3 per SM, all in the first wave, plus 4 later blocks (started
+    after the first ended). Round robin (block r on SM r mod 4) puts every pair 4 apart on
+    one SM and no neighbours; SM by SM (blocks 0-2 on SM 0, ...) puts 2 of 3 neighbours
+    together and no pair 4 apart. SM numbers are renamed (x 7 + 3) without effect."""
+    rows = []
+    for case, sm_of in (("rr", lambda r: r % 4), ("seq", lambda r: r // 3)):
+        for r in range(12):
+            rows.append(["placement", case, r, 7 * sm_of(r) + 3, r, 1000 + r])
+        for r in range(12, 16):
+            rows.append(["placement", case, r, 3, 2000, 3000])
+    s = placement.summarise(pd.DataFrame(rows, columns=placement.COLUMNS)).set_index("case")
+    assert (s["blocks"] == 16).all() and (s["first_wave"] == 12).all()
+    assert (s["sms"] == 4).all() and (s["first_wave_blocks_per_sm"] == 3).all()
+    assert s.loc["rr", "same_sm_next"] == 0 and s.loc["rr", "same_sm_at_n_sm"] == 1
+    assert s.loc["seq", "same_sm_next"] == pytest.approx(8 / 11)
+    assert s.loc["seq", "same_sm_at_n_sm"] == 0
+    assert s.loc["rr", "top_distances"].split()[0] == "4:1.00"
+    assert s.loc["seq", "top_distances"].split()[0] == "1:0.73"

@@ -19,7 +19,8 @@
 // mdm_hw probes [l2fetch=B]: block-dispatch and DRAM throughput probes ("probe,...")
 // (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
 // mdm_hw issue mode=alu|load threads=T bps=B [sync=1]: the warp issue-order probe
-// ("issue,...")
+// ("issue,..."); mdm_hw placement threads=T gx=X [gy=Y smem=B iters=N]: which SM runs
+// which block ("placement,...")
 // carveout=PCT: cudaFuncAttributePreferredSharedMemoryCarveout of every workload kernel
 // (percent of the largest shared-memory carve-out; the L1 gets the rest of the unified
 // array; ncu's launch__shared_mem_config_size says what the driver chose).
@@ -532,6 +533,48 @@ static void issue_order(const Args& a) {
   CK(cudaFree(d));
 }
 
+// ---------------------------------------------------------------- block placement probe
+// Which SM runs which thread block, and when: thread 0 of every block records %smid and
+// %globaltimer at its start and end; in between every thread runs `iters` dependent
+// FFMAs, so that blocks stay resident for a while (a wave fills the SMs before the
+// first block ends). `smem` bytes of dynamic shared memory per block (allocated at
+// launch, unused) limit the blocks per SM as a workload's would. Prints "placement,block,smid,start_ns,end_ns" per
+// block, in block order; read with benchmarks/hardware/placement.py.
+__global__ void placement_probe(int iters, float x, unsigned long long* out, float* sink) {
+  unsigned long long t0 = gtimer();
+  float v = threadIdx.x * 1e-3f;
+  for (int i = 0; i < iters; i++) v = fmaf(v, x, 0.5f);
+  if (v == 123456.f) *sink = v;  // never: keeps the loop
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    size_t b = blockIdx.x + (size_t)gridDim.x * blockIdx.y;
+    out[3 * b] = sm;
+    out[3 * b + 1] = t0;
+    out[3 * b + 2] = gtimer();
+  }
+}
+
+static void placement(const Args& a) {
+  int threads = (int)a.i("threads"), smem = a.kv.count("smem") ? (int)a.i("smem") : 0;
+  int gx = (int)a.i("gx"), gy = a.kv.count("gy") ? (int)a.i("gy") : 1;
+  int iters = a.kv.count("iters") ? (int)a.i("iters") : 20000;
+  size_t blocks = (size_t)gx * gy;
+  unsigned long long* d = filled<unsigned long long>(3 * blocks, 0);
+  float* sink = filled<float>(1, 0.f);
+  placement_probe<<<dim3(gx, gy), threads, smem>>>(iters, 1.0001f, d, sink);
+  CK(cudaGetLastError());
+  std::vector<unsigned long long> h(3 * blocks);
+  CK(cudaMemcpy(h.data(), d, h.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  unsigned long long t0 = ~0ull;
+  for (size_t b = 0; b < blocks; b++) t0 = std::min(t0, h[3 * b + 1]);
+  for (size_t b = 0; b < blocks; b++)
+    printf("placement,%zu,%llu,%llu,%llu\n", b, h[3 * b], h[3 * b + 1] - t0, h[3 * b + 2] - t0);
+  CK(cudaFree(d));
+  CK(cudaFree(sink));
+}
+
 // ---------------------------------------------------------------- L1 carve-out, SM count
 static void set_carveout(int pct) {
   const void* kernels[] = {
@@ -603,6 +646,10 @@ static void run(const std::string& wl, const Args& a) {
   }
   if (wl == "issue") {
     issue_order(a);
+    return;
+  }
+  if (wl == "placement") {
+    placement(a);
     return;
   }
   if (wl == "stride") {
