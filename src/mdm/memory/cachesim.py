@@ -220,10 +220,8 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
     latency and banks, the memory latencies, the NoC bandwidths (per-SM reply share,
     L2 port rate: ``noc.sm_port_gbps``, ``noc.fifo_crossbar``) and the DRAM bandwidth
     and channels (queueing), and the warp scheduler's policy and LD/ST queue (issue
-    order); a sweep
-    over DRAM or NoC bandwidth therefore needs one
-    simulation per point. ``dram.atom_bytes`` is not included
-    (results are in bytes).
+    order); a sweep over DRAM or NoC bandwidth therefore needs one simulation per point.
+    ``dram.atom_bytes`` is not included (results are in bytes).
     """
     sm, l1, l2 = gpu.sm, gpu.l1, gpu.l2
 
