@@ -267,3 +267,16 @@ def test_placement_summary_tells_round_robin_from_sm_by_sm():
     assert s.loc["seq", "same_sm_at_n_sm"] == 0
     assert s.loc["rr", "top_distances"].split()[0] == "4:1.00"
     assert s.loc["seq", "top_distances"].split()[0] == "1:0.73"
+
+
+def test_issue_rate_of_the_throughput_probe():
+    """Two SMs, 8 warps of 2 x 64 FFMAs each: 1,024 warp instructions in 512 and 1,536
+    cycles are 2 and 2/3 per cycle per SM, on average 4/3, i.e. 1/3 per scheduler."""
+    raw = pd.DataFrame(
+        [["throughput", "ffma", 8, 2, 0, 512], ["throughput", "ffma", 8, 2, 1, 1536]],
+        columns=io_.THROUGHPUT_COLUMNS,
+    )
+    r = io_.issue_rate(raw).iloc[0]
+    assert r["cycles"] == 1024
+    assert r["insts_per_cycle_sm"] == pytest.approx(4 / 3)
+    assert r["insts_per_cycle_scheduler"] == pytest.approx(1 / 3)

@@ -11,7 +11,14 @@ each other and the index is about 0. The index is clean when the warps are ready
 once (``sync=1``: a barrier before t0); without it, blocks arriving at different times
 spread the finishes under either policy.
 
-Usage: ``python benchmarks/hardware/issue_order.py DIR/issue.csv [--out summary.csv]``.
+``--throughput DIR/throughput.csv`` (``mdm_hw throughput``) adds the FP32 issue rate:
+per instruction form and warps per SM, the warp instructions an SM issued per cycle
+(``warps x iters x 64 / cycles``, mean over SMs) and per scheduler (over 4); a preset's
+``latency.fp32_initiation_cycles`` is 1 / that rate when the FP32 unit, not the
+scheduler, sets it.
+
+Usage: ``python benchmarks/hardware/issue_order.py DIR/issue.csv [--out summary.csv]
+[--throughput DIR/throughput.csv]``.
 """
 
 from __future__ import annotations
@@ -60,16 +67,34 @@ def summarise(raw: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+THROUGHPUT_COLUMNS = ["tag", "op", "warps", "iters", "smid", "cycles"]
+
+
+def issue_rate(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per (op, warps): mean cycles per SM and warp instructions per cycle per SM
+    and per scheduler (``mdm_hw throughput``: ``iters x 64`` per warp)."""
+    df = raw.assign(per_sm=raw["warps"] * raw["iters"] * 64 / raw["cycles"])
+    out = df.groupby(["op", "warps"], sort=False).agg(
+        cycles=("cycles", "mean"), insts_per_cycle_sm=("per_sm", "mean")
+    )
+    out["insts_per_cycle_scheduler"] = out["insts_per_cycle_sm"] / SCHEDULERS
+    return out.reset_index()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("raw", type=Path, help="issue.csv written by issue_probe.sh")
     ap.add_argument("--out", type=Path, help="write the summary here (CSV)")
+    ap.add_argument("--throughput", type=Path, help="throughput.csv of the same run")
     a = ap.parse_args()
     raw = pd.read_csv(a.raw, header=None, names=COLUMNS)
     df = summarise(raw)
     if a.out:
         df.to_csv(a.out, index=False, float_format="%.4g")
     print(df.to_string(index=False, float_format=lambda x: f"{x:.1f}"))
+    if a.throughput:
+        rate = issue_rate(pd.read_csv(a.throughput, header=None, names=THROUGHPUT_COLUMNS))
+        print(rate.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU and nvcc: the warp issue-order probe of mdm_hw.cu
-# (`mdm_hw issue`), for the scheduler policy of a preset. Writes into $OUT: gpu.txt,
-# issue.csv (one line per warp: issue,mode,threads,bps,warp,smid,warpid,t0,t1,t2) and
-# issue_sass.txt (the probe's SASS, to check that the clock reads bracket the issued
-# instructions). Usage: OUT=DIR bash issue_probe.sh; read with
-# `python benchmarks/hardware/issue_order.py DIR/issue.csv`.
+# On a machine with an NVIDIA GPU and nvcc: the issue probes of mdm_hw.cu, for a preset's
+# scheduler policy and FP32 rate. `mdm_hw issue` (warp issue order) and `mdm_hw
+# throughput` (FP32 warp instructions per cycle). Writes into $OUT: gpu.txt, issue.csv
+# (one line per warp: issue,mode,threads,bps,warp,smid,warpid,t0,t1,t2), throughput.csv
+# (one line per block: throughput,op,warps,iters,smid,cycles) and issue_sass.txt (the
+# probes' SASS: the clock reads must bracket the timed instructions). Usage: OUT=DIR bash
+# issue_probe.sh; read with `python benchmarks/hardware/issue_order.py DIR/issue.csv
+# --throughput DIR/throughput.csv`.
 set -eu
 out=${OUT:?set OUT to the output folder}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +15,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 nvcc --version | tail -1 >>"$out/gpu.txt"
 nvcc -O3 -arch="${ARCH:-sm_90}" -o /tmp/mdm_hw_issue "$here/mdm_hw.cu"
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass /tmp/mdm_hw_issue | awk '/Function : .*issue_order_probe/,/EXIT/' >"$out/issue_sass.txt"
+  cuobjdump -sass /tmp/mdm_hw_issue |
+    awk '/Function : .*(issue_order|throughput)_probe/,/EXIT/' >"$out/issue_sass.txt"
 fi
 : >"$out/issue.csv"
 # mode, threads per block, blocks per SM, sync (a barrier before t0)
@@ -25,4 +28,10 @@ for cfg in "alu 1024 1 1" "alu 1024 2 1" "alu 256 8 0" "alu 128 4 0" \
       sed "s/^issue,/issue$rep,/" >>"$out/issue.csv"
   done
 done
-wc -l "$out/issue.csv"
+: >"$out/throughput.csv"
+for op in ffma ffma3 fadd fmul; do
+  for warps in 4 8 16 32; do
+    /tmp/mdm_hw_issue throughput op="$op" warps="$warps" >>"$out/throughput.csv"
+  done
+done
+wc -l "$out/issue.csv" "$out/throughput.csv"

@@ -20,7 +20,8 @@
 // (l2fetch: cudaLimitMaxL2FetchGranularity for the run; the value in force is printed)
 // mdm_hw issue mode=alu|load threads=T bps=B [sync=1]: the warp issue-order probe
 // ("issue,..."); mdm_hw placement threads=T gx=X [gy=Y smem=B iters=N]: which SM runs
-// which block ("placement,...")
+// which block ("placement,..."); mdm_hw throughput op=ffma|ffma3|fadd|fmul warps=W
+// [iters=N]: FP32 warp instructions of one form issued per cycle ("throughput,...")
 // carveout=PCT: cudaFuncAttributePreferredSharedMemoryCarveout of every workload kernel
 // (percent of the largest shared-memory carve-out; the L1 gets the rest of the unified
 // array; ncu's launch__shared_mem_config_size says what the driver chose).
@@ -575,6 +576,74 @@ static void placement(const Args& a) {
   CK(cudaFree(sink));
 }
 
+// ---------------------------------------------------------------- issue throughput probe
+// How many FP32 warp instructions of one form an SM issues per cycle: one block of
+// `warps` warps per SM; after a barrier every warp runs `iters` x 64 instructions over 16
+// independent accumulators (each 16 instructions after the one it depends on), then
+// the block's cycles (clock64, thread 0) are recorded. op: ffma (acc * x + y, x and y
+// in registers the compiler reuses), ffma3 (three accumulators as operands), fadd, fmul
+// (floating point: the compiler may not fold them). Prints
+// "throughput,op,warps,iters,smid,cycles" per block; warp instructions per cycle per SM
+// = warps x iters x 64 / cycles (the loop adds a few instructions per 64: see the SASS).
+template <int OP>
+__global__ void throughput_probe(float x, float y, int iters, long long* out, float* sink) {
+  float a[16];
+#pragma unroll
+  for (int j = 0; j < 16; j++) a[j] = (threadIdx.x + j) * 1e-3f;
+  __syncthreads();
+  long long t0 = clock64();
+#pragma unroll 1
+  for (int i = 0; i < iters; i++) {
+#pragma unroll 4
+    for (int r = 0; r < 4; r++) {
+#pragma unroll
+      for (int j = 0; j < 16; j++) {
+        if (OP == 0) a[j] = fmaf(a[j], x, y);
+        if (OP == 1) a[j] = fmaf(a[j], a[(j + 5) & 15], a[(j + 11) & 15]);
+        if (OP == 2) a[j] = a[j] + x;
+        if (OP == 3) a[j] = a[j] * x;
+      }
+    }
+  }
+  __syncthreads();
+  long long t1 = clock64();
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < 16; j++) s += a[j];
+  if (s == 123456.f) *sink = s;
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    out[2 * blockIdx.x] = sm;
+    out[2 * blockIdx.x + 1] = t1 - t0;
+  }
+}
+
+static void throughput(const Args& a) {
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::string op = a.s("op");
+  int warps = (int)a.i("warps"), iters = a.kv.count("iters") ? (int)a.i("iters") : 256;
+  const char* names[] = {"ffma", "ffma3", "fadd", "fmul"};
+  int k = -1;
+  for (int i = 0; i < 4; i++)
+    if (op == names[i]) k = i;
+  if (k < 0) die("throughput: op must be ffma, ffma3, fadd or fmul, got " + op);
+  long long* d = filled<long long>(2 * sms, 0);
+  float* sink = filled<float>(1, 0.f);
+  void (*kernels[])(float, float, int, long long*, float*) = {
+      throughput_probe<0>, throughput_probe<1>, throughput_probe<2>, throughput_probe<3>};
+  kernels[k]<<<sms, 32 * warps>>>(1.0001f, 0.5f, iters, d, sink);
+  CK(cudaGetLastError());
+  std::vector<long long> h(2 * sms);
+  CK(cudaMemcpy(h.data(), d, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < sms; b++)
+    printf("throughput,%s,%d,%d,%lld,%lld\n", op.c_str(), warps, iters, h[2 * b], h[2 * b + 1]);
+  CK(cudaFree(d));
+  CK(cudaFree(sink));
+}
+
 // ---------------------------------------------------------------- L1 carve-out, SM count
 static void set_carveout(int pct) {
   const void* kernels[] = {
@@ -650,6 +719,10 @@ static void run(const std::string& wl, const Args& a) {
   }
   if (wl == "placement") {
     placement(a);
+    return;
+  }
+  if (wl == "throughput") {
+    throughput(a);
     return;
   }
   if (wl == "stride") {
