@@ -705,24 +705,12 @@ static int count_sms(int blocks) {
 
 static void run(const std::string& wl, const Args& a) {
   std::string data = a.kv.count("data") ? a.s("data") : ".";
-  if (wl == "probes") {
-    probes(a);
-    return;
-  }
-  if (wl == "latency") {
-    latency(a);
-    return;
-  }
-  if (wl == "issue") {
-    issue_order(a);
-    return;
-  }
-  if (wl == "placement") {
-    placement(a);
-    return;
-  }
-  if (wl == "throughput") {
-    throughput(a);
+  const std::map<std::string, void (*)(const Args&)> probe_runs = {
+      {"probes", probes},       {"latency", latency},       {"issue", issue_order},
+      {"placement", placement}, {"throughput", throughput}};
+  auto probe = probe_runs.find(wl);
+  if (probe != probe_runs.end()) {
+    probe->second(a);
     return;
   }
   if (wl == "stride") {
