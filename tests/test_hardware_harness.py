@@ -17,16 +17,19 @@ from mdm.traces.workloads import load_trace
 HW = Path(__file__).resolve().parents[1] / "benchmarks" / "hardware"
 
 
-def _harness():
-    spec = importlib.util.spec_from_file_location("h100_validation", HW / "h100_validation.py")
+def _load(name: str):
+    """A script of benchmarks/hardware as a module (registered under its name)."""
+    spec = importlib.util.spec_from_file_location(name, HW / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["h100_validation"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
-hv = _harness()
+hv = _load("h100_validation")
+io_ = _load("issue_order")
+placement = _load("placement")
 
 
 def _loads(kernel, pc: int) -> np.ndarray:
@@ -179,19 +182,6 @@ def test_committed_axes_table_matches_its_ncu_runs(card, experiments):
         assert np.isclose(r.hw_cycles, cycles(run), rtol=1e-5)
         base = cycles(HW / card / "ncu" / f"{r.case}.time.csv")
         assert np.isclose(r.hw_ratio, r.hw_cycles / base, rtol=1e-5)
-
-
-def _load(name: str):
-    """A script of benchmarks/hardware as a module."""
-    spec = importlib.util.spec_from_file_location(name, HW / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-io_ = _load("issue_order")
-placement = _load("placement")
 
 
 def _probe_rows(mode: str, finishes: list[int], sms: int = 2) -> list[list[object]]:
