@@ -383,14 +383,16 @@ def test_way_search_and_victim_match_the_rule_at_any_associativity(data: st.Data
 def test_way_index_gives_the_scans_answers(
     nw: int, steps: list[tuple[int, int, float, float]]
 ) -> None:
-    """The way index of wide sets (line -> way hash, LRU list) answers every lookup
-    and victim exactly as the scans of the same state do, through hits, allocations
-    over reserved ways (fills in flight) and the hash's backward-shift deletions."""
+    """The way index of wide sets (line -> way hash, LRU list) and their reserved-way
+    heaps answer every lookup and victim exactly as the scans of the same state do,
+    through hits, allocations over reserved ways (fills in flight) and the hash's
+    backward-shift deletions."""
     sets, ns = 2, 2
     tags = np.full((1, sets, nw), -1, np.int64)
     lru = np.zeros((1, sets, nw), np.int64)
     fill = np.full((1, sets, nw, ns), -np.inf)
     ix = _core.new_way_index(1, sets, nw)
+    hw, ht = _core.new_victim_heaps(1, sets, nw)
     assert ix.shape[2] > 0
     t, stamp = 0.0, 0
     for s, x, dt, lat in steps:
@@ -403,6 +405,9 @@ def test_way_index_gives_the_scans_answers(
             # the issue loop's victim: the index's LRU candidate, then the reserved-way rule
             got = _core._victim_at(tags, lru, fill, 0, s, _core.lru_way(tags, lru, ix, 0, s), t)
             assert got == _core.victim(tags, lru, fill, 0, s, t)
+            # the reserved-way heap (built at the first reserved LRU way) agrees
+            lo = _core.lru_way(tags, lru, ix, 0, s)
+            assert _core.victim_ix(tags, lru, fill, ix, hw, ht, 0, s, lo, t) == got
             assert (
                 _core.lru_way(tags, lru, ix, 0, s)
                 == _victim_rule(tags[0, s], lru[0, s], np.full((nw, ns), -np.inf), t)[0]
@@ -411,10 +416,43 @@ def test_way_index_gives_the_scans_answers(
             _core.set_tag(tags, ix, 0, s, w, line)
             fill[0, s, w, x % ns] = max(t, got[1]) + lat
         _core.use_way(lru, ix, 0, s, w, stamp)
+    for s in range(sets):  # a heap, once built, holds every way, its keys lower bounds
+        if hw[0, s, nw] > 0:
+            assert sorted(hw[0, s, :nw]) == list(range(nw))
+            key = [(ht[0, s, i], hw[0, s, i]) for i in range(nw)]
+            assert all(key[(i - 1) // 2] < key[i] for i in range(1, nw))
+            assert all(ht[0, s, i] <= fill[0, s, hw[0, s, i]].max() for i in range(nw))
     for s in range(sets):  # the hash holds exactly the valid lines
         for w in range(nw):
             if tags[0, s, w] >= 0:
                 assert _core.way_of(tags, ix, 0, s, int(tags[0, s, w])) == w
+
+
+def test_reserved_way_heap_by_hand() -> None:
+    """A 32-way set whose ways all have fills in flight (way w until 1000 - 10 w, so way
+    31 frees first): the miss gets way 31 at 690 and builds the heap. Way 31 refilled
+    until 2000 (the heap is not told), way 30 (700) is next. At t = 955, when way 5
+    (950) is free but the LRU way 0 (1000) is not, the answer is the least recently
+    used free way: the walk of the LRU list from way 0 reaches way 5 before ways 6-30
+    (ways 1-4 are still reserved)."""
+    nw = 32
+    tags = np.full((1, 1, nw), -1, np.int64)
+    lru = np.zeros((1, 1, nw), np.int64)
+    fill = (1000.0 - 10.0 * np.arange(nw))[None, None, :, None]
+    ix = _core.new_way_index(1, 1, nw)
+    hw, ht = _core.new_victim_heaps(1, 1, nw)
+    for w in range(nw):  # line w in way w, used in that order: way 0 least recently
+        _core.set_tag(tags, ix, 0, 0, w, w)
+        _core.use_way(lru, ix, 0, 0, w, w + 1)
+    assert hw[0, 0, nw] == 0  # no heap until a reserved LRU way is met
+    assert _core.victim_ix(tags, lru, fill, ix, hw, ht, 0, 0, 0, 10.0) == (31, 690.0)
+    assert hw[0, 0, nw] == nw and hw[0, 0, 0] == 31
+    fill[0, 0, 31, 0] = 2000.0
+    assert _core.victim_ix(tags, lru, fill, ix, hw, ht, 0, 0, 0, 10.0) == (30, 700.0)
+    assert ht[0, 0].max() == 2000.0  # the stale top was refreshed and sifted down
+    assert _core.victim_ix(tags, lru, fill, ix, hw, ht, 0, 0, 0, 955.0) == (5, 955.0)
+    assert _core.victim(tags, lru, fill, 0, 0, 955.0) == (5, 955.0)
+    assert _core.new_victim_heaps(1, 1, nw, on=False)[0].shape == (1, 1, 0)
 
 
 def _colliding_lines(nb: int, n: int) -> list[int]:

@@ -226,6 +226,159 @@ def _victim_reserved(
     return soon, soon_t
 
 
+@inlined
+def _busy(fill: np.ndarray, c: np.int64, s: np.int64, w: np.int64) -> float:
+    """Time way ``w`` of set ``s`` stops being reserved: its latest sector fill."""
+    b = fill[_u(c), _u(s), _u(w), 0]
+    for k in range(1, fill.shape[3]):
+        b = max(b, fill[_u(c), _u(s), _u(w), _u(k)])
+    return b
+
+
+# ---- reserved-way heaps of wide sets (H100 L1: 4 sets x 512 ways) --------------------
+#
+# When every way of a wide set has a fill in flight (stride32 on the H100 preset: 64
+# warps x 32 lines in flight fill all 2,048 ways of an SM's L1), each miss asks which way
+# frees first, and :func:`_victim_reserved` read every way's fill times for it: 512 ways x
+# 4 sectors (16 KB) per miss, 80 % of that simulation's time. So the first time a set's
+# LRU way is reserved at a miss, :func:`_victim_heap` builds a binary min-heap of the
+# set's ways by the time each frees (:func:`_busy`; ties by way): ``hw[C, S, W + 1]`` the
+# way at each heap position (``hw[..., W]``: the heap's size, 0 until built) and ``ht[C,
+# S, W]`` its key. Nothing updates the heap when a fill is written: a way's free time only
+# rises (a miss's fill is later than the time its way was chosen, and a sector's fill is
+# written only while the sector is not in flight), so every stored key is a lower bound
+# of its way's time, and a top whose stored key is stale is given its current time and
+# sifted down until the top's key is current: that top is the exact minimum, ties by way
+# included. When the heap's top is free, some way is, and the least recently used free
+# way is found by walking the LRU list of the way index from its head. The answers are
+# :func:`_victim_reserved`'s, exactly (tested on random traces against the scans).
+
+
+def new_victim_heaps(
+    n_caches: int, sets: int, ways: int, on: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Empty reserved-way heaps ``(hw, ht)`` for ``n_caches`` caches of ``sets`` x
+    ``ways``; empty arrays (none) for sets of at most ``_SCAN_WAYS`` ways or when ``on``
+    is false (an L1 that allocates on fill reserves no way)."""
+    if ways <= _SCAN_WAYS or not on:
+        return np.zeros((n_caches, sets, 0), np.int16), np.zeros((n_caches, sets, 0))
+    hw = np.zeros((n_caches, sets, ways + 1), np.int16 if ways < 2**15 else np.int32)
+    return hw, np.empty((n_caches, sets, ways))
+
+
+@inlined
+def _earlier_way(ta: float, a: np.int64, tb: float, b: np.int64) -> bool:
+    """Heap order: way ``a`` (free at ``ta``) before way ``b``, ties by way."""
+    return ta < tb or (ta == tb and a < b)
+
+
+@njit(cache=True, _nrt=False)
+def _sift_down(
+    hw: np.ndarray, ht: np.ndarray, c: np.int64, s: np.int64, i: np.int64, n: np.int64
+) -> None:
+    """Move heap entry ``i`` (of ``n``) of set ``s`` down to its place."""
+    w = np.int64(hw[_u(c), _u(s), _u(i)])
+    tw = ht[_u(c), _u(s), _u(i)]
+    while True:
+        ch = 2 * i + 1
+        if ch >= n:
+            break
+        cw = np.int64(hw[_u(c), _u(s), _u(ch)])
+        tc = ht[_u(c), _u(s), _u(ch)]
+        if ch + 1 < n:
+            rw = np.int64(hw[_u(c), _u(s), _u(ch + 1)])
+            tr = ht[_u(c), _u(s), _u(ch + 1)]
+            if _earlier_way(tr, rw, tc, cw):
+                ch += 1
+                cw = rw
+                tc = tr
+        if not _earlier_way(tc, cw, tw, w):
+            break
+        hw[_u(c), _u(s), _u(i)] = cw
+        ht[_u(c), _u(s), _u(i)] = tc
+        i = ch
+    hw[_u(c), _u(s), _u(i)] = w
+    ht[_u(c), _u(s), _u(i)] = tw
+
+
+@njit(cache=True, _nrt=False)
+def _victim_heap(
+    hw: np.ndarray,
+    ht: np.ndarray,
+    fill: np.ndarray,
+    ix: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    lo: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
+    """:func:`_victim_reserved` of a wide set whose LRU way ``lo`` (the head of the way
+    index's list) is reserved at ``t``, from the set's heap (built the first time)."""
+    nw = fill.shape[2]
+    if hw[_u(c), _u(s), _u(nw)] == 0:  # first time: every way, heapified bottom-up
+        for w in range(nw):
+            hw[_u(c), _u(s), _u(w)] = w
+            ht[_u(c), _u(s), _u(w)] = _busy(fill, c, s, w)
+        for i in range(nw // 2 - 1, -1, -1):
+            _sift_down(hw, ht, c, s, i, nw)
+        hw[_u(c), _u(s), _u(nw)] = nw
+    while True:  # refresh stale tops: stored keys are lower bounds of the free times
+        top = np.int64(hw[_u(c), _u(s), 0])
+        t_top = _busy(fill, c, s, top)
+        if t_top == ht[_u(c), _u(s), 0]:
+            break
+        ht[_u(c), _u(s), 0] = t_top
+        _sift_down(hw, ht, c, s, 0, nw)
+    if t_top > t:  # every way reserved: the first to free
+        return top, t_top
+    w = np.int64(ix[_u(c), _u(s), _u(2 * lo)])  # some way is free: the LRU-most one
+    while _busy(fill, c, s, w) > t:
+        w = np.int64(ix[_u(c), _u(s), _u(2 * w)])
+    return w, t
+
+
+@njit(cache=True, _nrt=False)
+def _victim_slow(
+    lru: np.ndarray,
+    fill: np.ndarray,
+    ix: np.ndarray,
+    hw: np.ndarray,
+    ht: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    lo: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
+    """:func:`_victim_reserved`, from the reserved-way heap where the set has one."""
+    if hw.shape[2] > 0:
+        return _victim_heap(hw, ht, fill, ix, c, s, lo, t)
+    return _victim_reserved(lru, fill, c, s, t)
+
+
+@inlined
+def victim_ix(
+    tags: np.ndarray,
+    lru: np.ndarray,
+    fill: np.ndarray,
+    ix: np.ndarray,
+    hw: np.ndarray,
+    ht: np.ndarray,
+    c: np.int64,
+    s: np.int64,
+    lo: np.int64,
+    t: float,
+) -> tuple[np.int64, float]:
+    """:func:`_victim_at` in the issue loop (``lo`` from :func:`lru_way`; ``hw``, ``ht``
+    from :func:`new_victim_heaps`): the same way and time, out of line when ``lo`` is
+    reserved."""
+    if tags[_u(c), _u(s), _u(lo)] < 0:
+        return lo, t
+    for k in range(fill.shape[3]):
+        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
+            return _victim_slow(lru, fill, ix, hw, ht, c, s, lo, t)
+    return lo, t
+
+
 # ---- way index of wide sets (Volta-class L1s: 4 sets x 256 ways) ----------------------
 #
 # ``ix[C, S, X]`` (int16, or int32 past 16,383 ways) beside ``tags``: for each set, a
@@ -751,6 +904,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
             l1_fill,
             l1_merges,
             l1_ix,
+            l1_hw,
+            l1_ht,
             mshr_ring,
             mshr_head,
             banks,
@@ -931,7 +1086,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
                             mq_wait[W_MSHR] += t_eff - t
                         if w < 0 and not on_fill:
                             w = lru_way(l1_tags, l1_lru, l1_ix, c, s1)
-                            w, t_free = _victim_at(l1_tags, l1_lru, l1_fill, c, s1, w, t_eff)
+                            w, t_free = victim_ix(
+                                l1_tags, l1_lru, l1_fill, l1_ix, l1_hw, l1_ht, c, s1, w, t_eff
+                            )  # fmt: skip
                             if t_free > t_eff:
                                 mq_wait[W_ALLOC] += t_free - t_eff
                                 t_eff = t_free

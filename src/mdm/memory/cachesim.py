@@ -605,6 +605,7 @@ def simulate_kernel(
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
     mq_wait = np.zeros(_core.N_WAITS, np.float64)  # the L1's waits by cause
+    on_fill = kernel_allocates_on_fill(kernel, gpu, bps)
     cargs = (
         kinds,
         reqs.req_ptr,
@@ -613,7 +614,7 @@ def simulate_kernel(
         reqs.req_full,
         ki.bank,
         ki.l2set,
-        *_pending_table(gpu, kernel_allocates_on_fill(kernel, gpu, bps)),
+        *_pending_table(gpu, on_fill),
         spl,
         int(l1c.line_bytes).bit_length() - 1,
         l1c.enabled,
@@ -625,6 +626,7 @@ def simulate_kernel(
         np.full((*shape, ns1), -np.inf),
         np.zeros((*shape, ns1), _merge_dtype(l1c.mshr_max_merge)),
         _core.new_way_index(*shape),  # O(1) lookups and victims in wide sets
+        *_core.new_victim_heaps(*shape, on=not on_fill),  # victims of reserved wide sets
         np.full((gpu.n_sm, l1c.mshr_entries), -np.inf),
         np.zeros(gpu.n_sm, np.int64),
         gpu.l2.banks,
