@@ -1,8 +1,83 @@
-"""Numba decorator shared by the compiled hot loops (trace parser, cache simulator)."""
+"""Numba decorators shared by the compiled hot loops (trace parser, profile, cache
+simulator), and the on-disk cache they compile into.
+
+Every module of the package takes ``njit`` from here, never from numba directly
+(``tests/test_jit_cache.py`` checks), so that importing it first registers the
+stamped cache locators (:data:`LOCATORS`): numba keeps a compiled function until *its own* source
+file changes, but a compiled function holds copies of every jitted function it calls
+(the cache simulator's issue loop in ``mdm.memory._core`` inlines the streaming L1's
+table from ``mdm.memory.streaming``, which inlines ``_core``'s way-index helpers, and
+every module inlines ``mdm.memory._index.u``). So an edit to one module left the others'
+cached code calling its old version: found when a change of the way index's layout in
+``_core`` hung the streaming L1's cached ``add`` in an endless hash probe. The stamp of
+every mdm function's cache is a digest of all of the package's jitted sources, so an
+edit to any of them recompiles them all (a cold compilation, about a minute) and never
+runs a stale copy. ``NUMBA_CACHE_DIR`` is honoured as by numba.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from pathlib import Path
+
 from numba import njit
+from numba.core import caching
+
+_PACKAGE = Path(__file__).resolve().parent
+_MARKERS = ("numba", "mdm._jit")  # a source that compiles, or calls compiled code
+
+
+def sources_digest(root: Path) -> str:
+    """Digest of the ``.py`` files under ``root`` that mention numba or this module
+    (path and contents, in path order)."""
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        text = p.read_bytes()
+        if any(m.encode() in text for m in _MARKERS):
+            h.update(p.relative_to(root).as_posix().encode() + b"\0" + text + b"\0")
+    return h.hexdigest()
+
+
+@functools.cache
+def package_stamp() -> str:
+    """The source stamp of every cached mdm function: :func:`sources_digest` of the
+    package, computed once per process."""
+    return "mdm-" + sources_digest(_PACKAGE)
+
+
+def _stamped(base: type) -> type:
+    """A numba cache locator like ``base`` for the package's functions only, whose
+    source stamp is :func:`package_stamp` instead of the function's own file's."""
+
+    class Locator(base):  # type: ignore[misc, valid-type]
+        @classmethod
+        def from_function(cls, py_func, py_file):  # type: ignore[no-untyped-def]
+            if not Path(py_file).resolve().is_relative_to(_PACKAGE):
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self) -> str:
+            return package_stamp()
+
+    Locator.__name__ = Locator.__qualname__ = "PackageStamped" + base.__name__.lstrip("_")
+    return Locator
+
+
+def _register() -> tuple[type, ...]:
+    """Put the stamped locators first in numba's list (numba 0.59 names its classes with
+    a leading underscore, later versions without)."""
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    names = ("UserProvidedCacheLocator", "InTreeCacheLocator")
+    bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
+    ours = tuple(_stamped(b) for b in bases)
+    if not any(c.__name__.startswith("PackageStamped") for c in impl._locator_classes):
+        impl._locator_classes = [*ours, *impl._locator_classes]
+    return ours
+
+
+#: the stamped locators: under ``NUMBA_CACHE_DIR`` when set, else in ``__pycache__``
+LOCATORS = _register()
 
 #: Decorator of the hot loops' small helper functions (the trace parser's token scans,
 #: the cache simulator's lookups, victims, queues, L2 access and streaming-L1 table):

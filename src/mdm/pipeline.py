@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from mdm._jit import njit
 from mdm._json import dumps as json_dumps
 from mdm.config.gpu import GPUConfig
 from mdm.errors import EmptyInputError

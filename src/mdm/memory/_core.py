@@ -29,10 +29,10 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
-from mdm._jit import inlined
+from mdm._jit import inlined, njit
 from mdm.memory import streaming
 from mdm.memory._index import u as _u
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from mdm._jit import njit
 from mdm.errors import ConfigError
 from mdm.traces.model import GLOBAL_MEMORY_CLASSES, InstrClass, KernelTrace
 

@@ -46,8 +46,8 @@ Both functions are GPGPU-Sim 4.x's, bit for bit:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from mdm._jit import njit
 from mdm.config.gpu import GPUConfig
 from mdm.errors import ConfigError
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from mdm._jit import njit
 from mdm.config.gpu import GPUConfig
 from mdm.memory._core import run_timed
 from mdm.profile.occupancy import occupancy

@@ -44,9 +44,8 @@ pays O(log P) per fill, not a scan of the table.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from mdm._jit import inlined
+from mdm._jit import inlined, njit
 from mdm.memory import _core  # module, not names: _core imports this module
 from mdm.memory._index import u as _u
 

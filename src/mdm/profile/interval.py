@@ -135,8 +135,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from mdm._jit import njit
 from mdm.config.gpu import GPUConfig, LatencyConfig
 from mdm.memory.stats import PCStats, WarpMemTrace
 from mdm.profile.intervals import IntervalProfile

@@ -14,9 +14,8 @@ or ``active`` when ``delta_n`` (a trailing 0, as Accel-Sim's own reader expects)
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from mdm._jit import inlined
+from mdm._jit import inlined, njit
 
 _BEGIN = np.frombuffer(b"\n#BEGIN_TB\n\nthread block = ", dtype=np.uint8).copy()
 _END = np.frombuffer(b"\n#END_TB\n", dtype=np.uint8).copy()

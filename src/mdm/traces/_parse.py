@@ -26,9 +26,8 @@ decides it fixes it for the whole file, and a later line that disagrees is an er
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from mdm._jit import inlined
+from mdm._jit import inlined, njit
 
 # state slots
 S_LINES = 0  # lines of the body fully processed
