@@ -60,3 +60,15 @@ def test_digest_covers_the_jitted_sources_only(tmp_path: Path) -> None:
 def test_stamp_is_the_digest_of_the_installed_package() -> None:
     assert _jit.package_stamp() == "mdm-" + _jit.sources_digest(PACKAGE)
     assert len(_jit.LOCATORS) == 2
+
+
+def test_registered_once_per_process() -> None:
+    import importlib
+
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    before = list(impl._locator_classes)
+    again = importlib.reload(_jit)
+    assert list(impl._locator_classes) == before
+    assert again.LOCATORS == tuple(before[:2])

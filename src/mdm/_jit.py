@@ -2,10 +2,10 @@
 simulator), and the on-disk cache they compile into.
 
 Every module of the package takes ``njit`` from here, never from numba directly
-(``tests/test_jit_cache.py`` checks), so that importing it first registers the
-stamped cache locators (:data:`LOCATORS`): numba keeps a compiled function until *its own* source
-file changes, but a compiled function holds copies of every jitted function it calls
-(the cache simulator's issue loop in ``mdm.memory._core`` inlines the streaming L1's
+(``tests/test_jit_cache.py`` checks), so that importing it first registers the stamped
+cache locators (:data:`LOCATORS`): numba keeps a compiled function until *its own*
+source file changes, but a compiled function holds copies of every jitted function it
+calls (the cache simulator's issue loop in ``mdm.memory._core`` inlines the streaming L1's
 table from ``mdm.memory.streaming``, which inlines ``_core``'s way-index helpers, and
 every module inlines ``mdm.memory._index.u``). So an edit to one module left the others'
 cached code calling its old version: found when a change of the way index's layout in
@@ -65,14 +65,16 @@ def _stamped(base: type) -> type:
 
 
 def _register() -> tuple[type, ...]:
-    """Put the stamped locators first in numba's list (numba 0.59 names its classes with
-    a leading underscore, later versions without)."""
+    """Put the stamped locators first in numba's list, once per process (older numba
+    versions name these classes with a leading underscore)."""
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    done = tuple(c for c in impl._locator_classes if c.__name__.startswith("PackageStamped"))
+    if done:  # this module imported again (a reload)
+        return done
     names = ("UserProvidedCacheLocator", "InTreeCacheLocator")
     bases = [getattr(caching, n, None) or getattr(caching, "_" + n) for n in names]
     ours = tuple(_stamped(b) for b in bases)
-    if not any(c.__name__.startswith("PackageStamped") for c in impl._locator_classes):
-        impl._locator_classes = [*ours, *impl._locator_classes]
+    impl._locator_classes = [*ours, *impl._locator_classes]
     return ours
 
 
