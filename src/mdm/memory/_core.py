@@ -189,12 +189,22 @@ def _victim_at(
     path: the candidate is nearly always invalid or free, and then it is the answer;
     only when it is reserved are all ways' fill times read (a 256-way Volta L1 set
     would otherwise read 1,024 of them per miss)."""
-    if tags[_u(c), _u(s), _u(lo)] < 0:
-        return lo, t
-    for k in range(fill.shape[3]):
-        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
-            return _victim_reserved(lru, fill, c, s, t)
+    if _reserved(tags, fill, c, s, lo, t):
+        return _victim_reserved(lru, fill, c, s, t)
     return lo, t
+
+
+@inlined
+def _reserved(
+    tags: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, w: np.int64, t: float
+) -> bool:
+    """Way ``w`` is valid and has a sector fill in flight at ``t``."""
+    if tags[_u(c), _u(s), _u(w)] < 0:
+        return False
+    for k in range(fill.shape[3]):
+        if fill[_u(c), _u(s), _u(w), _u(k)] > t:
+            return True
+    return False
 
 
 @inlined
@@ -204,16 +214,12 @@ def _victim_reserved(
     """:func:`victim` when the set's LRU way has a fill in flight at ``t``: the least
     recently used way with none, else the way that frees first (and when)."""
     nw = lru.shape[2]
-    ns = fill.shape[3]
     best = -1
     best_lru = np.int64(0)
     soon = -1
     soon_t = np.inf
     for w in range(nw):
-        busy = -np.inf
-        for k in range(ns):
-            if fill[_u(c), _u(s), _u(w), _u(k)] > busy:
-                busy = fill[_u(c), _u(s), _u(w), _u(k)]
+        busy = _busy(fill, c, s, w)
         if busy <= t:
             if best < 0 or lru[_u(c), _u(s), _u(w)] < best_lru:
                 best = w
@@ -303,17 +309,21 @@ def _sift_down(
 
 @njit(cache=True, _nrt=False)
 def _victim_heap(
-    hw: np.ndarray,
-    ht: np.ndarray,
+    lru: np.ndarray,
     fill: np.ndarray,
     ix: np.ndarray,
+    hw: np.ndarray,
+    ht: np.ndarray,
     c: np.int64,
     s: np.int64,
     lo: np.int64,
     t: float,
 ) -> tuple[np.int64, float]:
-    """:func:`_victim_reserved` of a wide set whose LRU way ``lo`` (the head of the way
-    index's list) is reserved at ``t``, from the set's heap (built the first time)."""
+    """:func:`_victim_reserved` of a set whose LRU way ``lo`` (the head of the way
+    index's list) is reserved at ``t``: from the set's heap (built the first time), or
+    by the scan where there are no heaps (``hw`` empty)."""
+    if hw.shape[2] == 0:
+        return _victim_reserved(lru, fill, c, s, t)
     nw = fill.shape[2]
     if hw[_u(c), _u(s), _u(nw)] == 0:  # first time: every way, heapified bottom-up
         for w in range(nw):
@@ -337,24 +347,6 @@ def _victim_heap(
     return w, t
 
 
-@njit(cache=True, _nrt=False)
-def _victim_slow(
-    lru: np.ndarray,
-    fill: np.ndarray,
-    ix: np.ndarray,
-    hw: np.ndarray,
-    ht: np.ndarray,
-    c: np.int64,
-    s: np.int64,
-    lo: np.int64,
-    t: float,
-) -> tuple[np.int64, float]:
-    """:func:`_victim_reserved`, from the reserved-way heap where the set has one."""
-    if hw.shape[2] > 0:
-        return _victim_heap(hw, ht, fill, ix, c, s, lo, t)
-    return _victim_reserved(lru, fill, c, s, t)
-
-
 @inlined
 def victim_ix(
     tags: np.ndarray,
@@ -371,11 +363,8 @@ def victim_ix(
     """:func:`_victim_at` in the issue loop (``lo`` from :func:`lru_way`; ``hw``, ``ht``
     from :func:`new_victim_heaps`): the same way and time, out of line when ``lo`` is
     reserved."""
-    if tags[_u(c), _u(s), _u(lo)] < 0:
-        return lo, t
-    for k in range(fill.shape[3]):
-        if fill[_u(c), _u(s), _u(lo), _u(k)] > t:
-            return _victim_slow(lru, fill, ix, hw, ht, c, s, lo, t)
+    if _reserved(tags, fill, c, s, lo, t):
+        return _victim_heap(lru, fill, ix, hw, ht, c, s, lo, t)
     return lo, t
 
 
