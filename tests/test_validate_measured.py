@@ -20,7 +20,7 @@ from mdm.cli.main import app as cli
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.explore.measured import load_measured, validate_measured
-from mdm.explore.ncu import function_name, measurement, ncu_to_measured, read_ncu
+from mdm.explore.ncu import measurement, ncu_to_measured, read_ncu
 from mdm.explore.validate import load_results, validate
 from mdm.pipeline import predict_app
 from mdm.traces.model import LazyApp
@@ -294,21 +294,6 @@ def test_paths_relative_to_the_table(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- (d) Nsight Compute
-def test_function_name() -> None:
-    mangled = (
-        "_ZN2at6native29vectorized_elementwise_kernelILi4EZNS0_51_GLOBAL__N__b1108092_12_"
-        "PowKernel_cu_10c8ac97_2369629pow_tensor_scalar_kernel_implIffEEvRNS_18TensorIterat"
-        "orBaseET0_EUlfE0_St5arrayIPcLm2EEEEviS6_T1_"
-    )
-    assert function_name(mangled) == "vectorized_elementwise_kernel"
-    assert function_name("void at::native::vectorized_elementwise_kernel<4, F>(int, F)") == (
-        "vectorized_elementwise_kernel"
-    )
-    assert function_name("vectorized_elementwise_kernel") == "vectorized_elementwise_kernel"
-    assert function_name("jacobi5pt_kernel(float const*, float*, int, int)") == "jacobi5pt_kernel"
-    assert function_name("void ns::(anonymous namespace)::k<(int)3>(float*) const") == "k"
-
-
 def test_read_ncu_details_page() -> None:
     path = DATA / "ncu_details.csv"
     launches = read_ncu(path)
@@ -423,21 +408,6 @@ def test_ncu_bad_values(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"line 7: gpu__time_duration.sum must be positive"):
         measurement(p, read_ncu(p)[0])
     assert math.isfinite(measurement(p, read_ncu(p)[1])["time_us"])
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True),
-    st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), max_size=3),
-    st.sampled_from(["", "<4, float>", "<(int)3, ns::T<2> >"]),
-    st.sampled_from(["()", "(float const*, int)", "(std::array<char*, 2ul>)"]),
-)
-def test_function_name_strips_scopes_templates_params(
-    fn: str, scopes: list[str], targs: str, params: str
-) -> None:
-    full = "void " + "".join(f"{s}::" for s in scopes) + fn + targs + params
-    assert function_name(full) == fn
-    assert function_name(fn) == fn
 
 
 @settings(max_examples=40, deadline=None)

@@ -75,9 +75,11 @@ def kernel_progress(total: int, description: str) -> Iterator[Callable[[str], No
 
 
 def short_name(name: str, n: int = 32) -> str:
-    """Kernel name without its parameter list, at most ``n`` characters."""
-    base = name.split("(")[0]
-    return base if len(base) <= n else base[: n - 1] + "…"
+    """A kernel name for a table: demangled, its function name, at most ``n``
+    characters (:func:`mdm.traces.names.display_name`)."""
+    from mdm.traces.names import display_name
+
+    return display_name(name, n)
 
 
 def print_table(table: Any) -> None:

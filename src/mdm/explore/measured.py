@@ -7,7 +7,7 @@ A *measured table* (CSV or Parquet) has one row per measured run or kernel:
   ``gpgpusim.config``, as ``--gpu`` accepts. Relative paths are relative to the table's
   folder.
 * ``kernel`` (optional): the 0-based index in the trace's kernel list, or a kernel name
-  (the full name, or its function name: see :func:`mdm.explore.ncu.function_name`);
+  (the full name, or its function name: see :func:`mdm.traces.names.function_name`);
   empty or absent: the whole application (cycles of all kernels).
 * exactly one of ``cycles`` (SM core cycles) and ``time_us``; ``sm_clock_mhz`` (optional)
   the SM clock the run had.
@@ -250,7 +250,7 @@ def _backend() -> dict[str, Callable[..., Any]]:
 
 def select_kernel(names: Sequence[str], kernel: str) -> int:
     """Index of ``kernel`` (an index or a name) in ``names``; ValueError says why not."""
-    from mdm.explore.ncu import function_name
+    from mdm.traces.names import function_name
 
     if kernel.isdigit():
         k = int(kernel)

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cxxfilt
 import pandas as pd
 
 from mdm.errors import ConfigError
+from mdm.traces.names import function_name
 
 CYCLE_METRICS = (
     "sm__cycles_elapsed.avg",
@@ -191,49 +191,6 @@ def measurement(path: str | Path, lu: NcuLaunch) -> dict[str, float]:
             "or --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg",
         )
     return out
-
-
-def _cut_tail_group(s: str, open_: str, close: str) -> str:
-    """``s`` without a trailing balanced ``open_ ... close`` group."""
-    s = s.rstrip()
-    if not s.endswith(close):
-        return s
-    depth = 0
-    for i in range(len(s) - 1, -1, -1):
-        if s[i] == close:
-            depth += 1
-        elif s[i] == open_:
-            depth -= 1
-            if depth == 0:
-                return s[:i].rstrip()
-    return s
-
-
-def function_name(name: str) -> str:
-    """The bare function name of a kernel name: demangled if mangled (``_Z...``), then
-    without return type, namespaces/classes, template arguments and parameter list.
-    ``void at::native::f<4, T>(int, T)`` -> ``f``; ``jacobi(float*)`` -> ``jacobi``."""
-    s = name.strip()
-    if s.startswith("_Z"):
-        try:
-            s = cxxfilt.demangle(s)
-        except cxxfilt.InvalidName:
-            pass
-    for suffix in (" const", " volatile"):
-        s = s.removesuffix(suffix)
-    s = _cut_tail_group(s, "(", ")")
-    s = _cut_tail_group(s, "<", ">")
-    depth, start = 0, 0
-    for i, c in enumerate(s):
-        if c in "<({[":
-            depth += 1
-        elif c in ">)}]":
-            depth -= 1
-        elif depth == 0 and c == " ":
-            start = i + 1
-        elif depth == 0 and c == ":" and s[i : i + 2] == "::":
-            start = i + 2
-    return s[start:].lstrip(":") or name.strip()
 
 
 def _rel(spec: str, out_dir: Path, is_path: bool) -> str:
