@@ -50,6 +50,20 @@ def test_info_text(pytorch_pow_dir: Path) -> None:
     out = _ok(["trace", "info", str(pytorch_pow_dir)])
     assert "thread blocks        55" in out and "warps                220" in out
     assert "DPKI" in out
+    # one row per kernel: id, demangled name, grid and block
+    row = next(line for line in out.splitlines() if "vectorized_elementwise_kernel<…>" in line)
+    assert "593" in row and "55x1x1" in row and "128x1x1" in row and "7260" in row
+    assert "_ZN" not in out
+    assert "per kernel" not in _ok(["trace", "info", str(pytorch_pow_dir), "--kernels", "0"])
+
+
+def test_info_text_lists_the_first_kernels(tmp_path: Path) -> None:
+    out = tmp_path / "app"
+    _ok(["trace", "gen", "stencil2d", "--out", str(out)])  # two launches
+    assert json.loads(_ok(["trace", "info", str(out), "--json"]))["kernels"] == 2
+    assert "(first 1 of 2; --json for all)" in _ok(["trace", "info", str(out), "--kernels", "1"])
+    both = _ok(["trace", "info", str(out)])
+    assert "per kernel" in both and "--json for all" not in both
 
 
 def test_dpki_matches_reference_classes(reference_dir: Path) -> None:

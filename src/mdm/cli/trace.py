@@ -22,8 +22,12 @@ def info(
     allow_unknown: Annotated[
         bool, typer.Option("--allow-unknown", help="Count unknown opcodes as 'unknown'.")
     ] = False,
+    kernels: Annotated[
+        int, typer.Option("--kernels", min=0, help="Kernels listed one per row (--json: all).")
+    ] = 20,
 ) -> None:
-    """Kernels, thread blocks, warps, instructions, instruction mix and DPKI of a trace.
+    """Kernels, thread blocks, warps, instructions, instruction mix and DPKI of a trace,
+    in total and for its first ``--kernels`` kernels (names demangled).
 
     DPKI = divergent global loads per 1000 warp instructions; a load is divergent when
     its active lanes touch more 128 B lines than the minimum their bytes need.
@@ -57,6 +61,35 @@ def info(
         for k, v in st["mix"].items():
             if v:
                 typer.echo(f"    {k:<12} {v:>12}  {100.0 * v / n:6.2f}%")
+        if kernels:
+            _kernel_table(st["per_kernel"], kernels)
+
+
+def _kernel_table(per: list[dict[str, Any]], most: int) -> None:
+    """The first ``most`` kernels of ``per`` (:func:`mdm.traces.stats.app_stats`), a row
+    each."""
+    from rich.table import Table
+
+    from mdm.cli.common import print_table, short_name
+
+    left = len(per) - most
+    table = Table(
+        title="per kernel" + (f" (first {most} of {len(per)}; --json for all)" if left > 0 else "")
+    )
+    for c in ("id", "kernel", "grid", "block", "warps", "warp insts", "global loads", "DPKI"):
+        table.add_column(c, justify="left" if c == "kernel" else "right")
+    for k in per[:most]:
+        table.add_row(
+            str(k["kernel_id"]),
+            short_name(k["name"], 40),
+            "x".join(map(str, k["grid"])),
+            "x".join(map(str, k["block"])),
+            str(k["warps"]),
+            str(k["warp_instructions"]),
+            str(k["global_loads"]),
+            f"{k['dpki']:.2f}",
+        )
+    print_table(table)
 
 
 def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
