@@ -129,6 +129,7 @@ def test_table_output_has_per_pc_and_warp_sections() -> None:
     )
     assert r.exit_code == 0, r.output
     assert "total" in r.stdout
+    assert r.stdout.count("jacobi5pt_kernel") == 4  # a row per kernel and its per-PC title
     assert r.stdout.count("per PC") == 2
     assert "kernel 2 warp 5" in r.stdout
 

@@ -106,6 +106,8 @@ def _fmt(c: str, v: object) -> str:
         return f"{v:#x}"
     if c == "kernel_id" and v == -1:
         return "total"
+    if c == "name":
+        return "" if v == "total" else short_name(str(v), 24)
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
@@ -114,7 +116,7 @@ def _print_table(title: str, cols: list[str], rows: list[dict[str, object]]) -> 
 
     table = Table(title=title)
     for c in cols:
-        table.add_column(_HEAD.get(c, c), justify="left" if c == "opcode" else "right")
+        table.add_column(_HEAD.get(c, c), justify="left" if c in ("opcode", "name") else "right")
     for r in rows:
         table.add_row(*(_fmt(c, r[c]) for c in cols))
     print_table(table)
@@ -176,7 +178,7 @@ def cachesim(
         # found every MSHR entry of their bank in flight; L1 blocked: cycles the SMs'
         # blocking L1s waited (miss queue, MSHR entry, merge slot, line allocation; summed
         # over the SMs)
-        cols = ["kernel_id", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
+        cols = ["kernel_id", "name", "l1_read_accesses", "l1_miss_rate", "l1_read_pending_hits",
                 "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits",
                 "l2_blocked_cycles", "l2_mshr_blocked_cycles", "dram_reads",
                 "dram_writes"]  # fmt: skip
