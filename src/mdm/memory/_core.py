@@ -830,7 +830,7 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
     callee's IR block by block, with its whole scope each time); repeated simulations
     within the noise, at most ~5 % slower (docs/measurement-log.md)."""
 
-    @njit(_nrt=False, forceinline=True)
+    @njit(_nrt=False, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
     def run_kernel(
         order: np.ndarray,
         i_sm: np.ndarray,
@@ -1600,7 +1600,15 @@ def _timed_loop(*args: object) -> float:
 # bytes per cycle): repeated simulations of the stride benchmark 9-18 % faster on v100 and
 # sm7_qv100 (docs/measurement-log.md), identical counts
 @overload(
-    _timed_loop, inline="never", jit_options={"_nrt": False, "error_model": "numpy"}, strict=False
+    _timed_loop,
+    inline="never",
+    jit_options={
+        "_nrt": False,
+        "error_model": "numpy",
+        "no_cpython_wrapper": True,
+        "no_cfunc_wrapper": True,
+    },
+    strict=False,
 )
 def _timed_loop_overload(*args: types.Type) -> Callable[..., float] | None:
     """:func:`_timed_loop`'s implementation for the numba literal types of its last two
