@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mdm.cli.main import app
@@ -234,3 +236,38 @@ def test_table_gives_the_cpi_stack_as_shares_of_cycles() -> None:
     shares = [int(x) for x in __import__("re").findall(r"(\d+)%", total_line)]
     assert len(shares) >= 2 and abs(sum(shares) - 100) <= len(shares)  # rounded shares
     assert shares == sorted(shares, reverse=True)
+
+
+@given(
+    st.lists(st.floats(1.0, 1e6, allow_nan=False), min_size=1, max_size=30),
+    st.integers(0, 35),
+)
+def test_shown_kernels_are_the_most_cycles_of_the_first_model(
+    cycles: list[float], most: int
+) -> None:
+    from mdm.cli.predict import shown_kernels
+
+    rows = [{"model": "a", "kernel": f"k{i}", "cycles": c} for i, c in enumerate(cycles)]
+    rows += [{"model": "a", "kernel": "total", "cycles": sum(cycles)}]
+    rows += [{"model": "b", "kernel": f"k{i}", "cycles": 1.0} for i in range(len(cycles))]
+    shown = shown_kernels(rows, most)
+    assert shown == sorted(set(shown)) and len(shown) == min(len(cycles), most)
+    hidden = set(range(len(cycles))) - set(shown)
+    assert all(cycles[i] >= cycles[j] for i in shown for j in hidden)
+
+
+def test_table_lists_the_kernels_with_the_most_cycles() -> None:
+    """``--kernels 1`` on the two launches of stencil2d: one kernel row per model, the
+    one with more cycles by the first model, its launch position, and the same totals."""
+    args = ["predict", "builtin:stencil2d", "--gpu", "mdm_pascal", "--model", "mdm"]
+    pred = json.loads(runner.invoke(app, [*args, "--json"]).stdout)["models"]["mdm"]
+    cyc = [k["cycles"] for k in pred["kernels"]]
+    out = runner.invoke(app, [*args, "--kernels", "1"]).output
+    assert "the 1 of 2 kernels with the most cycles by mdm" in out
+    rows = [ln for ln in out.splitlines() if "jacobi5pt_kernel" in ln and "│" in ln]
+    assert len(rows) == 2  # the main table and the occupancy table
+    assert rows[0].split("│")[2].strip() == str(1 + int(np.argmax(cyc)))
+    assert f"{max(cyc):.0f}" in rows[0] and f"{pred['cycles']:.0f}" in out
+    everything = runner.invoke(app, args).output
+    assert "kernels with the most cycles" not in everything
+    assert sum("jacobi5pt_kernel" in ln for ln in everything.splitlines()) == 4

@@ -38,17 +38,44 @@ def stack_shares(row: dict[str, Any]) -> str:
     return " ".join(f"{k} {100 * v / total:.0f}%" for k, v in parts if v / total >= 0.005)
 
 
-def _table(pred: Any) -> None:
+def shown_kernels(rows: list[dict[str, Any]], most: int) -> list[int]:
+    """Positions (launch order) of the kernels a table lists: all when there are at most
+    ``most``, else the ``most`` with the most cycles by the first model of ``rows``
+    (:meth:`mdm.pipeline.AppPrediction.to_rows`), in launch order."""
+    first = [r for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"]
+    if len(first) <= most:
+        return list(range(len(first)))
+    top = sorted(range(len(first)), key=lambda i: -first[i]["cycles"])[:most]
+    return sorted(top)
+
+
+def _table(pred: Any, most: int) -> None:
     from rich.table import Table
 
-    t = Table(title=f"{pred.app or 'application'} on {pred.gpu}")
-    for col in ("model", "kernel", "cycles", "IPC", "MD share", STACK_COLUMN):
-        t.add_column(col, justify="left" if col in ("model", "kernel", STACK_COLUMN) else "right")
     rows = pred.to_rows()
+    n = sum(1 for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total")
+    keep = set(shown_kernels(rows, most))
+    title = f"{pred.app or 'application'} on {pred.gpu}"
+    if len(keep) < n:
+        title += (
+            f": the {len(keep)} of {n} kernels with the most cycles by {rows[0]['model']}"
+            " (--kernels; --json for all)"
+        )
+    t = Table(title=title)
+    for col in ("model", "#", "kernel", "cycles", "IPC", "MD share", STACK_COLUMN):
+        t.add_column(col, justify="left" if col in ("model", "kernel", STACK_COLUMN) else "right")
+    pos = 0
     for r in rows:
+        if r["kernel"] == "total":
+            pos = 0
+        else:
+            pos += 1
+            if pos - 1 not in keep:
+                continue
         stack = stack_shares(r)
         t.add_row(
             r["model"],
+            "" if r["kernel"] == "total" else str(pos),
             short_name(r["kernel"]),
             f"{r['cycles']:.0f}",
             f"{r['ipc']:.4g}",
@@ -63,14 +90,16 @@ def _table(pred: Any) -> None:
     ]
     if len(occ) == len(kernels):
         o = Table(title="occupancy (per SM, first wave), shared-memory bank conflicts, L1 blocking")
+        o.add_column("#", justify="right")
         o.add_column("kernel")
         o.add_column("resident warps, limiter, waves")
         o.add_column("bank conflicts (representative warp)")
         o.add_column("L1 blocked by (cycles per SM, % of the cache simulation's time)")
-        for name, text, conf, blk in zip(
-            kernels, occ, pred.conflict_text(), pred.blocking_text(), strict=True
+        for i, (name, text, conf, blk) in enumerate(
+            zip(kernels, occ, pred.conflict_text(), pred.blocking_text(), strict=True)
         ):
-            o.add_row(short_name(name), text, conf or "none", blk)
+            if i in keep:
+                o.add_row(str(i + 1), short_name(name), text, conf or "none", blk)
         print_table(o)
 
 
@@ -81,8 +110,18 @@ def predict(
         list[str] | None, typer.Option("--model", help="model name (repeat); default: all")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    kernels: Annotated[
+        int,
+        typer.Option(
+            "--kernels", min=0, help="Kernels listed: those with the most cycles (--json: all)."
+        ),
+    ] = 20,
 ) -> None:
-    """Predict cycles, IPC, CPI stack and MD-interval share (eq. 2) per kernel and in total."""
+    """Predict cycles, IPC, CPI stack and MD-interval share (eq. 2) per kernel and in total.
+
+    The table lists every kernel of a trace of at most ``--kernels`` kernels, else the
+    ``--kernels`` with the most cycles by the first model, in launch order (``#``: the
+    kernel's position in it), and the totals over all of them."""
     with cli_errors():
         from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
         from mdm.models.base import MODELS
@@ -101,4 +140,4 @@ def predict(
         if as_json:
             echo_json(pred.to_dict())
         else:
-            _table(pred)
+            _table(pred, kernels)
