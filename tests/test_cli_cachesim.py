@@ -131,6 +131,9 @@ def test_table_output_has_per_pc_and_warp_sections() -> None:
     assert "total" in r.stdout
     assert r.stdout.count("jacobi5pt_kernel") == 4  # a row per kernel and its per-PC title
     assert r.stdout.count("per PC") == 2
+    one = runner.invoke(app, ["cachesim", STENCIL, "--gpu", "mdm_pascal", "--kernels", "1"])
+    assert "(first 1 of 2 kernels; --json for all)" in one.stdout
+    assert one.stdout.count("jacobi5pt_kernel") == 1 and "total" in one.stdout
     assert "kernel 2 warp 5" in r.stdout
 
 

@@ -138,8 +138,13 @@ def cachesim(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    kernels: Annotated[
+        int, typer.Option("--kernels", min=0, help="Kernels listed one per row (--json: all).")
+    ] = 20,
 ) -> None:
-    """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms."""
+    """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms.
+
+    The table lists the first ``--kernels`` kernels and the totals over all of them."""
     with cli_errors():
         from mdm.config.load import load_gpu
         from mdm.memory import AppSimulator, CacheSimResult
@@ -182,7 +187,10 @@ def cachesim(
                 "l1_blocked_cycles", "l2_accesses", "l2_miss_rate", "l2_pending_hits",
                 "l2_blocked_cycles", "l2_mshr_blocked_cycles", "dram_reads",
                 "dram_writes"]  # fmt: skip
-        _print_table(f"cache simulation on {cfg.name}", cols, [*rows, total])
+        title = f"cache simulation on {cfg.name}"
+        if len(rows) > kernels:
+            title += f" (first {kernels} of {len(rows)} kernels; --json for all)"
+        _print_table(title, cols, [*rows[:kernels], total])
         pc_cols = ["pc", "opcode", "executions", "l1_accesses", "l1_pending_hits", "l1_misses",
                    "l1_miss_rate", "l1_wait_cycles", "l2_accesses", "l2_miss_rate",
                    "dram_bytes"]  # fmt: skip
