@@ -18,7 +18,7 @@ def demangle(name: str) -> str:
     if s.startswith("_Z"):
         try:
             return cxxfilt.demangle(s)
-        except cxxfilt.InvalidName:
+        except (cxxfilt.InvalidName, UnicodeError):  # not a mangled name after all
             pass
     return s
 
