@@ -29,3 +29,19 @@ def test_unknown_and_out_of_range_fields_are_rejected():
         GPUConfig.model_validate(BASE).with_updates({"l1.nope": 1})
     with pytest.raises(ConfigError, match="'l1.mshr_entries'"):
         GPUConfig.model_validate(BASE).with_updates({"l1.mshr_entries": 0})
+
+
+def test_a_file_written_from_scratch_is_pointed_to_base(tmp_path):
+    """Many required fields missing: the error adds a hint to start from a preset; one
+    field missing (a typo in a derived file) gives no hint."""
+    from mdm.config import load_gpu
+
+    scratch = tmp_path / "mine.toml"
+    scratch.write_text("[l1]\nways = 4\n")
+    with pytest.raises(ConfigError, match=r"mine.toml.*'n_sm': required.*hint: .*base = "):
+        load_gpu(scratch)
+    derived = tmp_path / "derived.toml"
+    derived.write_text('base = "mdm_pascal"\n[l1]\nwayz = 4\n')
+    with pytest.raises(ConfigError) as err:
+        load_gpu(derived)
+    assert "'l1.wayz': unknown key" in str(err.value) and "hint" not in str(err.value)
