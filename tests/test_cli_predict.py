@@ -271,3 +271,27 @@ def test_table_lists_the_kernels_with_the_most_cycles() -> None:
     everything = runner.invoke(app, args).output
     assert "kernels with the most cycles" not in everything
     assert sum("jacobi5pt_kernel" in ln for ln in everything.splitlines()) == 4
+
+
+def test_first_compile_is_announced_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a terminal, a note when the issue loop is not compiled yet; none when numba's
+    cache holds it (after a simulation in this process) or off a terminal."""
+    import rich.console
+
+    from mdm.cli.common import compile_note
+    from mdm.config import load_gpu
+    from mdm.memory import cachesim, simulate_app
+    from mdm.traces.workloads import generate
+
+    gpu = load_gpu("mdm_pascal")
+    simulate_app(generate("stride", 0, ctas=1), gpu)
+    assert cachesim.issue_loop_cached(gpu)
+    compile_note(gpu)  # off a terminal
+    monkeypatch.setattr(rich.console.Console, "is_terminal", property(lambda self: True))
+    compile_note(gpu)  # compiled
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda g: False)
+    compile_note(gpu)
+    assert "compiling the cache simulator once" in capsys.readouterr().err

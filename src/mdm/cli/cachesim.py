@@ -14,7 +14,14 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, kernel_progress, print_table, short_name
+from mdm.cli.common import (
+    cli_errors,
+    compile_note,
+    echo_json,
+    kernel_progress,
+    print_table,
+    short_name,
+)
 from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
@@ -152,6 +159,7 @@ def cachesim(
         from mdm.traces.workloads import load_trace
 
         cfg = load_gpu(gpu)
+        compile_note(cfg)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         picker = WarpPicker(list(warp or []))
         sim = AppSimulator(cfg)

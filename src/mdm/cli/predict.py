@@ -18,7 +18,14 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, kernel_progress, print_table, short_name
+from mdm.cli.common import (
+    cli_errors,
+    compile_note,
+    echo_json,
+    kernel_progress,
+    print_table,
+    short_name,
+)
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
@@ -134,6 +141,7 @@ def predict(
                 None, f"unknown model(s) {unknown}; known: {', '.join(sorted(MODELS))}"
             )
         cfg = load_gpu(gpu)
+        compile_note(cfg)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         with kernel_progress(app.n_kernels, f"predict {app.name}") as done:
             pred = predict_app(app, cfg, names, on_kernel=done)

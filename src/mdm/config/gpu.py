@@ -518,7 +518,7 @@ def translate_validation_error(exc: Exception, path: str | Path | None) -> Confi
         parts.append(f"field {field!r}: {why}")
     if sum(err["type"] == "missing" for err in exc.errors()) > 3:  # a file written from scratch
         parts.append(
-            "hint: start from a preset with base = \"PRESET\" and only the fields that "
+            'hint: start from a preset with base = "PRESET" and only the fields that '
             "differ, or export one to edit with `mdm config show PRESET --out FILE`"
         )
     return ConfigError(path, "; ".join(parts))

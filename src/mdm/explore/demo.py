@@ -56,16 +56,10 @@ def _warm_cache_simulator(preset: str) -> None:
 
 
 def _loop_cached(gpu: Any) -> bool:
-    """Whether numba's on-disk cache holds a compiled issue loop for ``gpu``'s L1/L2
-    sectoring and the current source (read through numba's cache index, a private
-    API: False when it cannot tell)."""
-    try:
-        from mdm.memory import _core
+    """:func:`mdm.memory.cachesim.issue_loop_cached`."""
+    from mdm.memory.cachesim import issue_loop_cached
 
-        disp = _core._RUN_TIMED[bool(gpu.l1.sectored), bool(gpu.l2.sectored)]
-        return bool(disp._cache._cache_file._load_index())
-    except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
-        return False
+    return issue_loop_cached(gpu)
 
 
 def _background_compile(preset: str) -> Any:

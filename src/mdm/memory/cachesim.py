@@ -818,3 +818,15 @@ def simulate_app(
         ki += 1
         del kernel  # not kept alive while the next kernel is read
     return CacheSimResult(config_name=gpu.name, kernels=out)
+
+
+def issue_loop_cached(gpu: GPUConfig) -> bool:
+    """Whether numba's on-disk cache holds a compiled issue loop for ``gpu``'s L1/L2
+    sectoring and the current source (read through numba's cache index, a private
+    API: False when it cannot tell). A first simulation without it compiles the loop
+    (30-60 s on one core)."""
+    try:
+        disp = _core._RUN_TIMED[bool(gpu.l1.sectored), bool(gpu.l2.sectored)]
+        return bool(disp._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
+        return False
