@@ -447,6 +447,7 @@ def test_ldst_queue_from_pipeline_widths_and_operand_collectors(reference_dir):
         "-gpgpu_enable_specialized_operand_collector 1 "
         "-gpgpu_operand_collector_num_units_mem 3"
     )
-    assert import_accelsim(path, extra).sm.ldst_queue_entries == 6 + 2 + 3
+    with pytest.warns(MdmWarning, match="options not mapped"):
+        assert import_accelsim(path, extra).sm.ldst_queue_entries == 6 + 2 + 3
     with pytest.raises(ConfigError, match="option -gpgpu_pipeline_widths: expected at least 10"):
         import_accelsim(path, "-gpgpu_pipeline_widths 4,4,4")
