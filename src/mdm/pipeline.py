@@ -338,6 +338,7 @@ def _occupancy_dict(inp: KernelInput) -> dict[str, Any]:
 #: the per-kernel diagnostics of :meth:`AppPrediction.to_dict`, computed from the
 #: kernel's input (None for every model when the prediction holds no inputs)
 _DIAGNOSTICS: dict[str, Callable[[KernelInput], Any]] = {
+    "kernel_id": lambda inp: inp.cache.kernel_id,  # the trace's (``mdm cachesim``'s) ID
     "occupancy": _occupancy_dict,
     "shared_bank_conflicts": _conflicts,
     "l1_blocking": l1_blocking,

@@ -68,8 +68,13 @@ def _table(pred: Any, most: int) -> None:
             f": the {len(keep)} of {n} kernels with the most cycles by {rows[0]['model']}"
             " (--kernels; --json for all)"
         )
+    # the trace's kernel IDs (as `mdm cachesim` and `mdm trace info` give them), else the
+    # launch positions
+    ids = [str(i.cache.kernel_id) for i in pred.inputs]
+    if len(ids) != n:
+        ids = [str(i + 1) for i in range(n)]
     t = Table(title=title)
-    for col in ("model", "#", "kernel", "cycles", "IPC", "MD share", STACK_COLUMN):
+    for col in ("model", "id", "kernel", "cycles", "IPC", "MD share", STACK_COLUMN):
         t.add_column(col, justify="left" if col in ("model", "kernel", STACK_COLUMN) else "right")
     pos = 0
     for r in rows:
@@ -82,7 +87,7 @@ def _table(pred: Any, most: int) -> None:
         stack = stack_shares(r)
         t.add_row(
             r["model"],
-            "" if r["kernel"] == "total" else str(pos),
+            "" if r["kernel"] == "total" else ids[pos - 1],
             short_name(r["kernel"]),
             f"{r['cycles']:.0f}",
             f"{r['ipc']:.4g}",
@@ -97,7 +102,7 @@ def _table(pred: Any, most: int) -> None:
     ]
     if len(occ) == len(kernels):
         o = Table(title="occupancy (per SM, first wave), shared-memory bank conflicts, L1 blocking")
-        o.add_column("#", justify="right")
+        o.add_column("id", justify="right")
         o.add_column("kernel")
         o.add_column("resident warps, limiter, waves")
         o.add_column("bank conflicts (representative warp)")
@@ -106,7 +111,7 @@ def _table(pred: Any, most: int) -> None:
             zip(kernels, occ, pred.conflict_text(), pred.blocking_text(), strict=True)
         ):
             if i in keep:
-                o.add_row(str(i + 1), short_name(name), text, conf or "none", blk)
+                o.add_row(ids[i], short_name(name), text, conf or "none", blk)
         print_table(o)
 
 
@@ -127,8 +132,8 @@ def predict(
     """Predict cycles, IPC, CPI stack and MD-interval share (eq. 2) per kernel and in total.
 
     The table lists every kernel of a trace of at most ``--kernels`` kernels, else the
-    ``--kernels`` with the most cycles by the first model, in launch order (``#``: the
-    kernel's position in it), and the totals over all of them."""
+    ``--kernels`` with the most cycles by the first model, in launch order (``id``: the
+    trace's kernel ID, as ``mdm cachesim`` gives it), and the totals over all of them."""
     with cli_errors():
         from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
         from mdm.models.base import MODELS
