@@ -55,3 +55,23 @@ def test_large_kernel_summaries() -> None:
     n[7] = 41.0
     rep = select_from_summaries(n, s)
     assert n[rep] == 40.0 and rep == 0
+
+
+def test_scikit_learn_is_imported_only_to_cluster() -> None:
+    """Importing the pipeline does not import scikit-learn (1.3-1.9 s); a kernel whose
+    warps are identical is predicted without it; one with two kinds of warps imports it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import mdm.pipeline\n"
+        "from mdm.profile.representative import select_from_summaries\n"
+        "assert 'sklearn' not in sys.modules\n"
+        "assert select_from_summaries(np.full(8, 10), np.full(8, 5)) == 0\n"
+        "assert 'sklearn' not in sys.modules\n"
+        "select_from_summaries(np.r_[np.full(4, 10), np.full(4, 30)], np.full(8, 5))\n"
+        "assert 'sklearn' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -18,7 +18,6 @@ are empty.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from mdm.profile.interval import Latencies, warp_summaries
 from mdm.traces.model import KernelTrace
@@ -39,6 +38,10 @@ def select_from_summaries(n_insts: np.ndarray, stall: np.ndarray) -> int:
     inverse = inverse.reshape(-1)
     if uniq.shape[0] < 2:
         return int(candidates[0])
+    # imported here: scikit-learn takes 1.3-1.9 s to import, which a process whose kernels
+    # have identical warps (nothing to cluster) then never pays
+    from sklearn.cluster import KMeans
+
     km = KMeans(n_clusters=2, random_state=0, n_init=10)
     labels_u = km.fit_predict(uniq, sample_weight=counts.astype(np.float64))
     weight = np.bincount(labels_u, weights=counts, minlength=2)
