@@ -85,9 +85,10 @@ def test_background_compile_leaves_the_loop_in_numbas_cache() -> None:
     """The process :func:`_predict_all` starts on a cold cache ends cleanly, and the
     issue loop of the preset's sectoring is then in numba's on-disk cache."""
     from mdm.config import load_gpu
-    from mdm.explore.demo import _background_compile, _loop_cached
+    from mdm.explore.demo import _background_compile
+    from mdm.memory.cachesim import issue_loop_cached
 
     proc = _background_compile("mdm_pascal")
     proc.join(timeout=600)
     assert proc.exitcode == 0
-    assert _loop_cached(load_gpu("mdm_pascal"))
+    assert issue_loop_cached(load_gpu("mdm_pascal"))

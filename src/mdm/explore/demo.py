@@ -55,13 +55,6 @@ def _warm_cache_simulator(preset: str) -> None:
     simulate_app(generate("stride", 0, ctas=2), load_gpu(preset))
 
 
-def _loop_cached(gpu: Any) -> bool:
-    """:func:`mdm.memory.cachesim.issue_loop_cached`."""
-    from mdm.memory.cachesim import issue_loop_cached
-
-    return issue_loop_cached(gpu)
-
-
 def _background_compile(preset: str) -> Any:
     """Start compiling the cache simulator's issue loop (about 30 s cold on one core in
     a quiet hour) in another process, so that a first run on two cores generates and
@@ -85,11 +78,12 @@ def _predict_all(
     while another process compiles the cache simulator (:func:`_background_compile`;
     not when numba's cache already holds it), then each simulated and predicted."""
     from mdm.config import load_gpu
+    from mdm.memory.cachesim import issue_loop_cached
     from mdm.pipeline import predict_app, prepare
     from mdm.traces.workloads import generate
 
     gpu = load_gpu(preset)
-    proc = None if _loop_cached(gpu) else _background_compile(preset)
+    proc = None if issue_loop_cached(gpu) else _background_compile(preset)
     prepared = {
         name: prepare(generate(name, 0, **demo_params(dict(w.params), tiny)))
         for name, w in workloads.items()
