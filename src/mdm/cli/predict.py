@@ -45,11 +45,17 @@ def stack_shares(row: dict[str, Any]) -> str:
     return " ".join(f"{k} {100 * v / total:.0f}%" for k, v in parts if v / total >= 0.005)
 
 
+def first_model_kernels(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The kernel rows (launch order, no total) of the first model of ``rows``
+    (:meth:`mdm.pipeline.AppPrediction.to_rows`)."""
+    return [r for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"]
+
+
 def shown_kernels(rows: list[dict[str, Any]], most: int) -> list[int]:
     """Positions (launch order) of the kernels a table lists: all when there are at most
     ``most``, else the ``most`` with the most cycles by the first model of ``rows``
-    (:meth:`mdm.pipeline.AppPrediction.to_rows`), in launch order."""
-    first = [r for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"]
+    (:func:`first_model_kernels`), in launch order."""
+    first = first_model_kernels(rows)
     if len(first) <= most:
         return list(range(len(first)))
     top = sorted(range(len(first)), key=lambda i: -first[i]["cycles"])[:most]
@@ -60,7 +66,8 @@ def _table(pred: Any, most: int) -> None:
     from rich.table import Table
 
     rows = pred.to_rows()
-    n = sum(1 for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total")
+    kernels = [r["kernel"] for r in first_model_kernels(rows)]
+    n = len(kernels)
     keep = set(shown_kernels(rows, most))
     title = f"{pred.app or 'application'} on {pred.gpu}"
     if len(keep) < n:
@@ -97,9 +104,6 @@ def _table(pred: Any, most: int) -> None:
         )
     print_table(t)
     occ = pred.occupancy_text()
-    kernels = [
-        r["kernel"] for r in rows if r["model"] == rows[0]["model"] and r["kernel"] != "total"
-    ]
     if len(occ) == len(kernels):
         o = Table(title="occupancy (per SM, first wave), shared-memory bank conflicts, L1 blocking")
         o.add_column("id", justify="right")

@@ -50,11 +50,8 @@ def _strip_signature(name: str) -> tuple[str, bool]:
     return bare, bare != s
 
 
-def function_name(name: str) -> str:
-    """The bare function name of a kernel name: demangled if mangled (``_Z...``), then
-    without return type, namespaces/classes, template arguments and parameter list.
-    ``void at::native::f<4, T>(int, T)`` -> ``f``; ``jacobi(float*)`` -> ``jacobi``."""
-    s, _ = _strip_signature(name)
+def _unqualified(s: str) -> str:
+    """``s`` without return type and namespaces/classes (outside brackets)."""
     depth, start = 0, 0
     for i, c in enumerate(s):
         if c in "<({[":
@@ -65,13 +62,19 @@ def function_name(name: str) -> str:
             start = i + 1
         elif depth == 0 and c == ":" and s[i : i + 2] == "::":
             start = i + 2
-    return s[start:].lstrip(":") or name.strip()
+    return s[start:].lstrip(":")
+
+
+def function_name(name: str) -> str:
+    """The bare function name of a kernel name: demangled if mangled (``_Z...``), then
+    without return type, namespaces/classes, template arguments and parameter list.
+    ``void at::native::f<4, T>(int, T)`` -> ``f``; ``jacobi(float*)`` -> ``jacobi``."""
+    return _unqualified(_strip_signature(name)[0]) or name.strip()
 
 
 def display_name(name: str, n: int = 32) -> str:
     """A kernel name for a table: :func:`function_name`, with ``<…>`` when the kernel
     is a template instance, at most ``n`` characters (cut with ``…``)."""
-    base = function_name(name)
-    if _strip_signature(name)[1]:
-        base += "<…>"
+    bare, template = _strip_signature(name)  # demangled once
+    base = (_unqualified(bare) or name.strip()) + ("<…>" if template else "")
     return base if len(base) <= n else base[: n - 1] + "…"
