@@ -7,11 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mdm.config.gpu import DRAMConfig, GPUConfig, L1Config, L2Config, NoCConfig, SMConfig
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats
 from mdm.models.base import MODELS, get_model
-from mdm.pipeline import AppPrediction, instruction_mix, predict_app, prepare
+from mdm.pipeline import AppPrediction, _lines_per_inst, instruction_mix, predict_app, prepare
 from mdm.profile.handmade import kernel_from_warps
 from mdm.traces.model import AppTrace
 from mdm.traces.model import InstrClass as C
@@ -42,6 +44,26 @@ def test_instruction_mix_golden() -> None:
     assert mix.compute == 7 - 3 - 1
     assert mix.coalesced_mem == 1 and mix.uncoalesced_mem == 2
     assert mix.requests_per_uncoalesced == (32 + 2) / 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(0, 2**40), max_size=32).map(sorted)
+        | st.lists(st.integers(0, 2**40), max_size=32),
+        max_size=12,
+    ),
+    st.integers(0, 9),
+)
+def test_lines_per_inst_counts_distinct_lines(insts: list[list[int]], shift: int) -> None:
+    """Each instruction's distinct ``addr >> shift`` values, sorted lanes or not, equal
+    NumPy's ``unique`` (the insertion sort in place of ``np.sort``)."""
+    addr_ptr = np.concatenate([[0], np.cumsum([len(a) for a in insts])]).astype(np.int64)
+    addrs = np.array([x for a in insts for x in a], np.uint64)
+    idx = np.arange(len(insts), dtype=np.int64)[::-1].copy()  # any order of instructions
+    got = _lines_per_inst(idx, addr_ptr, addrs, np.uint64(shift), np.empty(32, np.uint64))
+    want = [np.unique(np.array(insts[i], np.uint64) >> np.uint64(shift)).size for i in idx]
+    assert got.tolist() == want
 
 
 def gpu() -> GPUConfig:

@@ -91,18 +91,28 @@ class PreparedApp:
 
 
 @njit(cache=True)
-def _lines_per_inst(idx, addr_ptr, addrs, shift):  # noqa: ANN001, ANN202
-    """Distinct ``addr >> shift`` values of each instruction in ``idx`` (0 without addresses)."""
+def _lines_per_inst(idx, addr_ptr, addrs, shift, buf):  # noqa: ANN001, ANN202
+    """Distinct ``addr >> shift`` values of each instruction in ``idx`` (0 without
+    addresses). ``buf``: room for one instruction's lanes. An insertion sort per
+    instruction (its lanes are nearly always in ascending order already) instead of
+    ``np.sort``: no allocation per instruction, and numba's quicksort (about 1.5 s of a
+    cold start's compilation) is not compiled."""
     out = np.zeros(idx.shape[0], np.int64)
     for j in range(idx.shape[0]):
         i = idx[j]
-        a, b = addr_ptr[i], addr_ptr[i + 1]
-        if b <= a:
+        a, n = addr_ptr[i], addr_ptr[i + 1] - addr_ptr[i]
+        if n <= 0:
             continue
-        lines = np.sort(addrs[a:b] >> shift)
+        for t in range(n):
+            v = addrs[a + t] >> shift
+            s = t
+            while s > 0 and buf[s - 1] > v:
+                buf[s] = buf[s - 1]
+                s -= 1
+            buf[s] = v
         c = 1
-        for t in range(1, lines.shape[0]):
-            if lines[t] != lines[t - 1]:
+        for t in range(1, n):
+            if buf[t] != buf[t - 1]:
                 c += 1
         out[j] = c
     return out
@@ -120,11 +130,14 @@ def instruction_mix(kernel: KernelTrace) -> InstructionMix:
     barriers = ic == InstrClass.BARRIER
     mem_idx = np.flatnonzero(loads | stores).astype(np.int64)
     shift = int(np.log2(COALESCE_LINE_BYTES))
+    addr_ptr = kernel.addr_ptr.astype(np.int64, copy=False)
+    width = int(np.diff(addr_ptr).max()) if addr_ptr.size > 1 else 0
     lines = _lines_per_inst(
         mem_idx,
-        kernel.addr_ptr.astype(np.int64, copy=False),
+        addr_ptr,
         kernel.addrs.astype(np.uint64, copy=False),
         np.uint64(shift),
+        np.empty(max(width, 1), np.uint64),
     )
     unc = lines > 1
     n_unc = int(unc.sum())
