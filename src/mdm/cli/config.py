@@ -15,7 +15,9 @@ import typer
 
 from mdm.cli.common import cli_errors, echo_json, print_table
 
-app = typer.Typer(help="List, show, export and compare GPU configurations.")
+app = typer.Typer(
+    rich_markup_mode="markdown", help="List, show, export and compare GPU configurations."
+)
 
 GpuArg = Annotated[str, typer.Argument(help="preset name, config file or gpgpusim.config")]
 

@@ -16,6 +16,7 @@ warnings.showwarning = show_mdm_warning  # the CLI's one-line form of MdmWarning
 
 app = typer.Typer(
     name="mdm",
+    rich_markup_mode="markdown",
     help="Analytical GPU performance prediction (MDM, GPUMech family, MWP-CWP).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -8,7 +8,10 @@ import typer
 
 from mdm.cli.common import cli_errors
 
-app = typer.Typer(help="Import measured kernel times (Nsight Compute) for validation.")
+app = typer.Typer(
+    rich_markup_mode="markdown",
+    help="Import measured kernel times (Nsight Compute) for validation.",
+)
 
 
 @app.command("from-ncu")

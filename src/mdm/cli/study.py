@@ -9,7 +9,9 @@ import typer
 from mdm.cli.common import cache_timing_option, cli_errors
 from mdm.errors import ConfigError
 
-app = typer.Typer(help="Case studies (paper 001 Figs. 11-15).", no_args_is_help=True)
+app = typer.Typer(
+    rich_markup_mode="markdown", help="Case studies (paper 001 Figs. 11-15).", no_args_is_help=True
+)
 
 _WL = typer.Option(None, "--workload", help="NAME or NAME:key=v,key=v (repeatable)")
 _TR = typer.Option(None, "--trace", help="trace folder (repeatable)")

@@ -11,7 +11,9 @@ from mdm.cli.common import cache_timing_option, cli_errors
 
 def sweep(
     spec: Path = typer.Argument(..., help="sweep spec (.yaml/.yml/.toml)"),
-    out: Path = typer.Option(None, "--out", help="output folder (default: sweep-<name>)"),
+    out: Path = typer.Option(
+        None, "--out", help="output folder (default: sweep-NAME, the spec's name)"
+    ),
     executor: str = typer.Option("local", help="local (process pool), dask or serial"),
     scheduler: str = typer.Option(None, help="dask.distributed scheduler address"),
     workers: int = typer.Option(None, help="local process-pool size (default: all cores)"),

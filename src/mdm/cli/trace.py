@@ -10,7 +10,11 @@ import typer
 from mdm.cli.common import cli_errors, echo_json
 from mdm.errors import ConfigError
 
-app = typer.Typer(help="Inspect, generate and convert kernel traces.", no_args_is_help=True)
+app = typer.Typer(
+    rich_markup_mode="markdown",
+    help="Inspect, generate and convert kernel traces.",
+    no_args_is_help=True,
+)
 
 
 @app.command()
