@@ -83,7 +83,7 @@ def test_prepared_first_gives_the_rows_of_one_workload_at_a_time() -> None:
 
 def test_background_compile_leaves_the_loop_in_numbas_cache() -> None:
     """The process :func:`_predict_all` starts on a cold cache ends cleanly, and the
-    issue loop of the preset's sectoring is then in numba's on-disk cache."""
+    issue loop of the preset's L1/L2 layout is then in numba's on-disk cache."""
     from mdm.config import load_gpu
     from mdm.explore.demo import _background_compile
     from mdm.memory.cachesim import issue_loop_cached

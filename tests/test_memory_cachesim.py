@@ -23,6 +23,7 @@ from mdm.memory import (
     with_timing_of,
 )
 from mdm.memory.cachesim import _L2State
+from mdm.memory.carveout import l1_may_allocate_on_fill
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
@@ -1160,8 +1161,9 @@ def test_streaming_tags_at_the_miss_keep_lines_in_flight(tags: str, waits: bool)
 def test_each_sectoring_runs_its_own_compiled_issue_loop(
     l1_sectored: bool, l2_sectored: bool
 ) -> None:
-    """The issue loop is compiled per (L1, L2) sectoring with the other layout's
-    branches pruned (``_core._RUN_TIMED``); each pair must count as its layout says.
+    """The issue loop is compiled per (L1, L2) sectoring and L1 fill policy with the
+    other layouts' branches pruned (``_core._RUN_TIMED``); each pair must count as its
+    layout says (an allocate-on-miss L1: the loop without the streaming L1's code).
     Loads only: an L1 read access per requested sector (sectored) or per request, and
     per L1 miss one L2 access per fetched sector (a non-sectored L1 fetches the line:
     four sectors in a sectored L2) or one for the line."""
@@ -1170,8 +1172,9 @@ def test_each_sectoring_runs_its_own_compiled_issue_loop(
     insts = [(LD, [a * 4 for a in range(32)], 4), (LD, [a * 36 + 4096 for a in range(32)], 4)]
     k = make_kernel(insts * 3, warps=4)
     g = gpu(sectored=l1_sectored).with_updates({"l2.sectored": l2_sectored})
-    assert _core._RUN_TIMED[l1_sectored, l2_sectored].py_func.__name__ == (
-        f"_run_timed_{'ns'[l1_sectored]}{'ns'[l2_sectored]}"
+    assert not l1_may_allocate_on_fill(g)
+    assert _core._RUN_TIMED[l1_sectored, l2_sectored, False].py_func.__name__ == (
+        f"_run_timed_{'ns'[l1_sectored]}{'ns'[l2_sectored]}m"
     )
     got = simulate_kernel(k, g, l2=_L2State(g), blocks_per_sm=32)
     inst = global_memory_instructions(k)

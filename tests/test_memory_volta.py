@@ -22,6 +22,7 @@ from mdm.memory.carveout import (
     carveout_blocks,
     kernel_allocates_on_fill,
     kernel_l1_ways,
+    l1_may_allocate_on_fill,
 )
 from mdm.memory.coalesce import coalesce
 from mdm.memory.hashing import _IPOLY_BITS, _MASK_TABLE, ipoly_hash, l2_bank_and_set
@@ -325,6 +326,69 @@ def test_adaptive_streaming_l1_allocates_on_miss_without_shared_memory() -> None
     fixed = g.with_updates({"l1.unified_bytes": None})
     assert kernel_allocates_on_fill(k, fixed, 1)
     assert not kernel_allocates_on_fill(k, _sm7(), 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["miss", "fill"]),
+    st.sampled_from(["fill", "miss"]),
+    st.booleans(),
+    st.integers(0, 8192),
+)
+def test_fill_policy_per_gpu_covers_every_kernel(
+    allocate_on: str, tags: str, unified: bool, shmem: int
+) -> None:
+    """The issue loop is chosen per configuration (``l1_may_allocate_on_fill``): no
+    kernel may allocate on fill where the configuration says none does, and every
+    kernel does so on a fixed (not adaptive) streaming L1 with its tags at the fill."""
+    g = _sm7().with_updates({"l1.allocate_on": allocate_on, "l1.streaming_tags": tags})
+    if not unified:
+        g = g.with_updates({"l1.unified_bytes": None})
+    k = dataclasses.replace(make_kernel([(LD, [4 * i for i in range(32)], 4)]), shmem_bytes=shmem)
+    may = l1_may_allocate_on_fill(g)
+    assert may == (allocate_on == "fill" and tags == "fill")
+    if kernel_allocates_on_fill(k, g, 1):
+        assert may
+    if may and not unified:
+        assert kernel_allocates_on_fill(k, g, 1)
+
+
+def test_presets_fill_policy() -> None:
+    """Which presets' issue loops hold the streaming L1's code: the Volta-class ones
+    with their tags at the fill; not the allocate-on-miss L1s, nor ``h100``'s tags at
+    the miss."""
+    from mdm.config.load import load_gpu
+
+    may = {
+        n: l1_may_allocate_on_fill(load_gpu(n))
+        for n in ("mdm_pascal", "sm7_qv100", "v100", "a100", "titan_v", "h100", "h200", "gtx1080")
+    }
+    assert may == {
+        "mdm_pascal": False,
+        "sm7_qv100": False,
+        "v100": True,
+        "a100": True,
+        "titan_v": True,
+        "h100": False,
+        "h200": False,
+        "gtx1080": False,
+    }
+
+
+def test_loop_without_fill_code_refuses_a_pending_fill_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kernel that allocates on fill never runs on the loop compiled without the
+    streaming L1's code: ``run_timed`` refuses it instead of counting it as an
+    allocate-on-miss L1."""
+    from mdm.memory import cachesim
+
+    g = _sm7().with_updates({"l1.allocate_on": "fill", "l1.unified_bytes": None})
+    k = make_kernel([(LD, [4 * i for i in range(32)], 4)])
+    assert kernel_allocates_on_fill(k, g, 1)
+    monkeypatch.setattr(cachesim, "l1_may_allocate_on_fill", lambda gpu: False)
+    with pytest.raises(ValueError, match="may_fill"):
+        simulate_kernel(k, g, blocks_per_sm=1)
 
 
 def test_unified_config_validation() -> None:

@@ -112,7 +112,7 @@ def echo_json(obj: Any) -> None:
 
 def compile_note(gpu: Any) -> None:
     """On a terminal, one line on stderr when the cache simulator's issue loop for
-    ``gpu``'s L1/L2 sectoring is not compiled yet (the first kernel then takes 30-60 s
+    ``gpu``'s L1/L2 sectoring and L1 fill policy is not compiled yet (the first kernel then takes 30-60 s
     longer), so that the wait is explained."""
     from rich.console import Console
 
@@ -121,7 +121,7 @@ def compile_note(gpu: Any) -> None:
     console = Console(stderr=True)
     if console.is_terminal and not issue_loop_cached(gpu):
         console.print(
-            "note: first simulation with this L1/L2 sectoring: compiling the cache "
+            "note: first simulation with this L1/L2 layout: compiling the cache "
             "simulator once (30-60 s; cached for later runs)",
             highlight=False,
             soft_wrap=True,

@@ -47,7 +47,7 @@ def _predict_default(
 
 def _warm_cache_simulator(preset: str) -> None:
     """Body of :func:`_background_compile`'s process: one small cache simulation on
-    ``preset``, which compiles the issue loop for its sectoring into numba's cache."""
+    ``preset``, which compiles the issue loop for its L1/L2 layout into numba's cache."""
     from mdm.config import load_gpu
     from mdm.memory import simulate_app
     from mdm.traces.workloads import generate

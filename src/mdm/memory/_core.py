@@ -18,9 +18,9 @@ access). ``run_kernel`` and the helpers it calls are inlined into the issue loop
 cache state as one tuple (``cache_args``, unpacked inside: CPython passes more than 30
 arguments as ``*args``, which numba cannot inline), so no call passes its ~50 arrays
 (~300 scalars) per instruction. The issue loop is compiled once per (L1, L2) sectoring
-that occurs, with the other layouts' branches pruned (:func:`run_timed`). Every index
-of the hot loops goes through :func:`mdm.memory._index.u` (unsigned: no negative-index
-wraparound code).
+and L1 fill policy that occurs, with the other layouts' branches pruned
+(:func:`run_timed`). Every index of the hot loops goes through
+:func:`mdm.memory._index.u` (unsigned: no negative-index wraparound code).
 """
 
 from __future__ import annotations
@@ -822,9 +822,12 @@ def miss_queue(
 
 
 @functools.cache
-def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
-    """``run_kernel`` (below) for one sectoring of the L1 and the L2: the two flags are
-    closure constants, so numba prunes the other layout's branches; LLVM inlines it into
+def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callable[..., None]:
+    """``run_kernel`` (below) for one sectoring of the L1 and the L2, and for an L1 that
+    may allocate on fill (a streaming L1 with its tags at the fill) or never does: the
+    flags are closure constants, so numba prunes the other layout's branches, and
+    without ``may_fill`` the streaming L1's table (:mod:`mdm.memory.streaming`) is not
+    compiled at all (about 4-6 s of a cold compilation); LLVM inlines it into
     the issue loop (:func:`_timed_loop_impl`): ``forceinline``. Cold compile of the
     mdm_pascal loop 91-97 s -> 54-60 s in one slow hour (numba copies an IR-inlined
     callee's IR block by block, with its whole scope each time); repeated simulations
@@ -938,7 +941,10 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool) -> Callable[..., None]:
         ) = cache_args
 
         l1_sets = l1_tags.shape[1]
-        on_fill = pend.shape[1] > 0  # streaming L1: allocate on fill (mdm.memory.streaming)
+        if may_fill:  # streaming L1: allocate on fill (mdm.memory.streaming), per kernel
+            on_fill = pend.shape[1] > 0
+        else:
+            on_fill = False
         p_due = pend_t.shape[1] - 1  # column of each SM's earliest pending fill time
         line_bytes = np.int64(1) << line_log2
         l2_fetch = sector_bytes if l2_sectored else line_bytes
@@ -1261,6 +1267,7 @@ def run_timed(
     *args: object,
     l1_sectored: bool = False,
     l2_sectored: bool = False,
+    may_fill: bool = True,
 ) -> float:
     """Issue every warp's segments with cache timing feedback; returns the end time.
 
@@ -1347,22 +1354,31 @@ def run_timed(
     n_sched``, and with the schedulers issuing side by side that is the same order
     (warp 0 on scheduler 0, 1 on 1, ..., then ``n_sched`` on 0 again).
 
-    ``l1_sectored`` and ``l2_sectored`` (the L1's and the L2's sectoring) select a
-    compiled entry per pair (:data:`_RUN_TIMED`), which hands them to the issue loop as
-    numba literals: the loop is compiled once per pair that occurs (about 30 s each, on
-    first use; then numba's on-disk cache), without the other layout's branches
-    (:func:`_run_kernel`). Against one loop for all layouts, mdm_pascal's simulation takes
-    about 20 % less time per access (docs/measurement-log.md).
+    ``l1_sectored`` and ``l2_sectored`` (the L1's and the L2's sectoring) and
+    ``may_fill`` (the L1 may allocate on fill: a streaming L1 with its tags at the fill,
+    :func:`mdm.memory.carveout.l1_may_allocate_on_fill`) select a compiled entry per
+    triple (:data:`_RUN_TIMED`), which hands them to the issue loop as numba literals:
+    the loop is compiled once per triple that occurs (about 30 s each, on first use;
+    then numba's on-disk cache), without the other layout's branches, and without the
+    streaming L1's code when ``may_fill`` is false (:func:`_run_kernel`; a pending-fill
+    table in ``cache_args`` then raises ``ValueError``). Against one loop for all
+    layouts, mdm_pascal's simulation takes about 20 % less time per access
+    (docs/measurement-log.md). ``may_fill`` is per configuration, not per kernel (on an
+    adaptive carve-out, only kernels with shared memory allocate on fill), so an
+    application on one GPU needs one loop.
     """
-    return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored)](args)
+    pend = args[19][7]  # cache_args (the 20th argument)'s pending-fill table: run_kernel's
+    if not may_fill and pend.shape[1] > 0:  # this kernel's L1 allocates on fill
+        raise ValueError("an L1 that allocates on fill needs the issue loop with may_fill")
+    return _RUN_TIMED[bool(l1_sectored), bool(l2_sectored), bool(may_fill)](args)
 
 
 @njit(cache=True, inline="always")
-def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
-    """:func:`run_timed` on ``args`` (its arguments, in order); the two flags are
+def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> float:
+    """:func:`run_timed` on ``args`` (its arguments, in order); the three flags are
     constants of the caller (:data:`_RUN_TIMED`). Inlined into it by numba, so they
     reach :func:`_timed_loop` as numba literals (its overload takes nothing else): one
-    compilation per sectoring, no per-call dispatch on them, and no compiled level of
+    compilation per triple, no per-call dispatch on them, and no compiled level of
     its own (each level's finalisation re-optimises and re-emits the whole linked loop:
     about 4 s of the cold compilation)."""
     (
@@ -1450,39 +1466,65 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool) -> float:
         greedy, gcur, ssoon,
         l1_sectored,
         l2_sectored,
+        may_fill,
     )  # fmt: skip
 
 
-# Four module-level entries, written out: numba's on-disk cache keys a function by its
-# name and source line, so entries made by one factory would share (and overwrite) one
-# cached compilation for the same argument types.
+# Module-level entries, one per (L1 sectored, L2 sectored, may allocate on fill), written
+# out: numba's on-disk cache keys a function by its name and source line, so entries made
+# by one factory would share (and overwrite) one cached compilation for the same
+# argument types.
 @njit(cache=True)
-def _run_timed_nn(args: tuple) -> float:
-    return _run_timed(args, False, False)
-
-
-@njit(cache=True)
-def _run_timed_ns(args: tuple) -> float:
-    return _run_timed(args, False, True)
+def _run_timed_nnm(args: tuple) -> float:
+    return _run_timed(args, False, False, False)
 
 
 @njit(cache=True)
-def _run_timed_sn(args: tuple) -> float:
-    return _run_timed(args, True, False)
+def _run_timed_nsm(args: tuple) -> float:
+    return _run_timed(args, False, True, False)
 
 
 @njit(cache=True)
-def _run_timed_ss(args: tuple) -> float:
-    return _run_timed(args, True, True)
+def _run_timed_snm(args: tuple) -> float:
+    return _run_timed(args, True, False, False)
 
 
-# (L1 sectored, L2 sectored) -> its compiled entry: Python bools reach numba as plain
-# booleans, so every pair has an entry that passes it as constants
+@njit(cache=True)
+def _run_timed_ssm(args: tuple) -> float:
+    return _run_timed(args, True, True, False)
+
+
+@njit(cache=True)
+def _run_timed_nnf(args: tuple) -> float:
+    return _run_timed(args, False, False, True)
+
+
+@njit(cache=True)
+def _run_timed_nsf(args: tuple) -> float:
+    return _run_timed(args, False, True, True)
+
+
+@njit(cache=True)
+def _run_timed_snf(args: tuple) -> float:
+    return _run_timed(args, True, False, True)
+
+
+@njit(cache=True)
+def _run_timed_ssf(args: tuple) -> float:
+    return _run_timed(args, True, True, True)
+
+
+# (L1 sectored, L2 sectored, may allocate on fill) -> its compiled entry: Python bools
+# reach numba as plain booleans, so every triple has an entry that passes it as constants
 _RUN_TIMED = {
-    (False, False): _run_timed_nn,
-    (False, True): _run_timed_ns,
-    (True, False): _run_timed_sn,
-    (True, True): _run_timed_ss,
+    (False, False, False): _run_timed_nnm,
+    (False, True, False): _run_timed_nsm,
+    (True, False, False): _run_timed_snm,
+    (True, True, False): _run_timed_ssm,
+    (False, False, True): _run_timed_nnf,
+    (False, True, True): _run_timed_nsf,
+    (True, False, True): _run_timed_snf,
+    (True, True, True): _run_timed_ssf,
 }
 
 
@@ -1587,10 +1629,11 @@ def _timed_loop(*args: object) -> float:
     """The issue loop of :func:`run_timed` on its allocated state, without numba's
     reference counting (no per-call incref/decref of the arrays in ``cache_args``).
     ``args``: the parameters of :func:`_timed_loop_impl`'s ``impl``, then the L1's and
-    the L2's sectoring.
+    the L2's sectoring and whether the L1 may allocate on fill.
 
-    Compiled code only (:func:`run_timed` calls it with the two flags as numba literals):
-    numba builds it with :func:`_run_kernel` for that sectoring (:func:`_timed_loop_impl`).
+    Compiled code only (:func:`run_timed` calls it with the three flags as numba
+    literals): numba builds it with :func:`_run_kernel` for those flags
+    (:func:`_timed_loop_impl`).
     """
     raise NotImplementedError("_timed_loop runs inside compiled code only (run_timed)")
 
@@ -1611,21 +1654,19 @@ def _timed_loop(*args: object) -> float:
     strict=False,
 )
 def _timed_loop_overload(*args: types.Type) -> Callable[..., float] | None:
-    """:func:`_timed_loop`'s implementation for the numba literal types of its last two
-    arguments (the sectoring), else none."""
-    l1_sectored, l2_sectored = args[-2:]
-    if isinstance(l1_sectored, types.BooleanLiteral) and isinstance(
-        l2_sectored, types.BooleanLiteral
-    ):
-        return _timed_loop_impl(l1_sectored.literal_value, l2_sectored.literal_value)
+    """:func:`_timed_loop`'s implementation for the numba literal types of its last three
+    arguments (the sectoring, may allocate on fill), else none."""
+    flags = args[-3:]
+    if all(isinstance(f, types.BooleanLiteral) for f in flags):
+        return _timed_loop_impl(*(f.literal_value for f in flags))
     return None  # numba retries with the literal values
 
 
 @functools.cache
-def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., float]:
-    """The issue loop with ``run_kernel`` for one sectoring (arguments: those of
-    :func:`_timed_loop`)."""
-    run_kernel = _run_kernel(l1_sectored, l2_sectored)
+def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callable[..., float]:
+    """The issue loop with ``run_kernel`` for one sectoring and fill policy (arguments:
+    those of :func:`_timed_loop`)."""
+    run_kernel = _run_kernel(l1_sectored, l2_sectored, may_fill)
 
     def impl(
         blk_ptr: np.ndarray,
@@ -1678,6 +1719,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool) -> Callable[..., floa
         ssoon: np.ndarray,
         _l1_sectored: bool,
         _l2_sectored: bool,
+        _may_fill: bool,
     ) -> float:
         n_blk = blk_ptr.shape[0] - 1
         n_ldst = ldst_pos.shape[0]

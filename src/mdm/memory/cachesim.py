@@ -130,7 +130,11 @@ import numpy as np
 from mdm.config.gpu import GPUConfig, fifo_crossbar_packets_per_cycle
 from mdm.errors import ConfigError
 from mdm.memory import _core, streaming
-from mdm.memory.carveout import kernel_allocates_on_fill, kernel_l1_ways
+from mdm.memory.carveout import (
+    kernel_allocates_on_fill,
+    kernel_l1_ways,
+    l1_may_allocate_on_fill,
+)
 from mdm.memory.coalesce import (
     CoalescedRequests,
     coalesce,
@@ -695,6 +699,7 @@ def simulate_kernel(
         gpu.sm.schedulers,
         l1_sectored=l1c.sectored,
         l2_sectored=gpu.l2.sectored,
+        may_fill=l1_may_allocate_on_fill(gpu),
     )
     l2.last_order = inst[perm[proc]]
     l2.last_sm = i_sm[proc]
@@ -822,11 +827,12 @@ def simulate_app(
 
 def issue_loop_cached(gpu: GPUConfig) -> bool:
     """Whether numba's on-disk cache holds a compiled issue loop for ``gpu``'s L1/L2
-    sectoring and the current source (read through numba's cache index, a private
-    API: False when it cannot tell). A first simulation without it compiles the loop
+    sectoring and L1 fill policy, and the current source (read through numba's cache
+    index, a private API: False when it cannot tell). A first simulation without it compiles the loop
     (30-60 s on one core)."""
     try:
-        disp = _core._RUN_TIMED[bool(gpu.l1.sectored), bool(gpu.l2.sectored)]
+        key = bool(gpu.l1.sectored), bool(gpu.l2.sectored), l1_may_allocate_on_fill(gpu)
+        disp = _core._RUN_TIMED[key]
         return bool(disp._cache._cache_file._load_index())
     except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
         return False

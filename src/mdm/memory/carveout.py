@@ -62,6 +62,14 @@ def kernel_l1_ways(kernel: KernelTrace, gpu: GPUConfig, blocks_per_sm: int | Non
     return adaptive_l1_ways(per_block * carveout_blocks(kernel, gpu, blocks_per_sm), gpu)
 
 
+def l1_may_allocate_on_fill(gpu: GPUConfig) -> bool:
+    """Whether some kernel's L1 allocates on fill on ``gpu``: ``l1.allocate_on ==
+    'fill'`` with ``l1.streaming_tags == 'fill'`` (:func:`kernel_allocates_on_fill`
+    decides per kernel). The cache simulator's issue loop is compiled with the streaming
+    L1's code only where this holds."""
+    return gpu.l1.allocate_on == "fill" and gpu.l1.streaming_tags == "fill"
+
+
 def kernel_allocates_on_fill(
     kernel: KernelTrace, gpu: GPUConfig, blocks_per_sm: int | None = None
 ) -> bool:
@@ -69,7 +77,7 @@ def kernel_allocates_on_fill(
     ``l1.streaming_tags == 'fill'``, except that with the adaptive carve-out a kernel
     without shared memory allocates on miss (GPGPU-Sim ``max_cta``: a streaming L1 that
     has the whole unified array is switched to ``ON_MISS``, otherwise to ``ON_FILL``)."""
-    if gpu.l1.allocate_on != "fill" or gpu.l1.streaming_tags == "miss":
+    if not l1_may_allocate_on_fill(gpu):
         return False
     if gpu.l1.unified_bytes is None:
         return True
