@@ -2,8 +2,8 @@
 
 Each round runs, in a fresh subprocess with an empty ``NUMBA_CACHE_DIR``, what a first
 run compiles: the cache simulation of a small stride trace on ``--gpu`` (the issue loop
-for that preset's L1/L2 sectoring and L1 fill policy, the coalescer, the L2 map) and, with ``--trace``, the
-parse of an Accel-Sim trace folder. It prints the wall time of each round and, for the
+for that preset's L1/L2 sectoring and L1 fill policy, the coalescer, the L2 map) and,
+with ``--trace``, the parse of an Accel-Sim trace folder. It prints the wall time of each round and, for the
 last one, the compiled functions with the most exclusive time in numba's passes (from
 numba's ``numba:run_pass`` events; a function's time excludes the callees it compiles),
 and the passes with the most time over all functions.

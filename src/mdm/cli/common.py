@@ -112,8 +112,8 @@ def echo_json(obj: Any) -> None:
 
 def compile_note(gpu: Any) -> None:
     """On a terminal, one line on stderr when the cache simulator's issue loop for
-    ``gpu``'s L1/L2 sectoring and L1 fill policy is not compiled yet (the first kernel then takes 30-60 s
-    longer), so that the wait is explained."""
+    ``gpu``'s L1/L2 sectoring and L1 fill policy is not compiled yet (the first kernel
+    then takes 30-60 s longer), so that the wait is explained."""
     from rich.console import Console
 
     from mdm.memory.cachesim import issue_loop_cached

@@ -828,8 +828,8 @@ def simulate_app(
 def issue_loop_cached(gpu: GPUConfig) -> bool:
     """Whether numba's on-disk cache holds a compiled issue loop for ``gpu``'s L1/L2
     sectoring and L1 fill policy, and the current source (read through numba's cache
-    index, a private API: False when it cannot tell). A first simulation without it compiles the loop
-    (30-60 s on one core)."""
+    index, a private API: False when it cannot tell). A first simulation without it
+    compiles the loop (30-60 s on one core)."""
     try:
         key = bool(gpu.l1.sectored), bool(gpu.l2.sectored), l1_may_allocate_on_fill(gpu)
         disp = _core._RUN_TIMED[key]
