@@ -1470,10 +1470,11 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool, may_fill: bool
     )  # fmt: skip
 
 
-# Module-level entries, one per (L1 sectored, L2 sectored, may allocate on fill), written
-# out: numba's on-disk cache keys a function by its name and source line, so entries made
-# by one factory would share (and overwrite) one cached compilation for the same
-# argument types.
+# Module-level entries, one per (L1 sectored, L2 sectored, may allocate on fill), named
+# ``_run_timed_`` + n/s (not sectored / sectored) for the L1 and the L2 + m/f (the L1
+# allocates on miss only / may allocate on fill), written out: numba's on-disk cache keys
+# a function by its name and source line, so entries made by one factory would share
+# (and overwrite) one cached compilation for the same argument types.
 @njit(cache=True)
 def _run_timed_nnm(args: tuple) -> float:
     return _run_timed(args, False, False, False)
