@@ -131,7 +131,8 @@ def instruction_mix(kernel: KernelTrace) -> InstructionMix:
     mem_idx = np.flatnonzero(loads | stores).astype(np.int64)
     shift = int(np.log2(COALESCE_LINE_BYTES))
     addr_ptr = kernel.addr_ptr.astype(np.int64, copy=False)
-    width = int(np.diff(addr_ptr).max()) if addr_ptr.size > 1 else 0
+    # room for the most lanes of one memory instruction (the others are not read)
+    width = int((addr_ptr[mem_idx + 1] - addr_ptr[mem_idx]).max()) if mem_idx.size else 0
     lines = _lines_per_inst(
         mem_idx,
         addr_ptr,
