@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json
+from mdm.cli.common import cli_errors, echo_json, print_table, short_name
 from mdm.errors import ConfigError
 
 app = typer.Typer(
@@ -73,8 +73,6 @@ def _kernel_table(per: list[dict[str, Any]], most: int) -> None:
     """The first ``most`` kernels of ``per`` (:func:`mdm.traces.stats.app_stats`), a row
     each."""
     from rich.table import Table
-
-    from mdm.cli.common import print_table, short_name
 
     left = len(per) - most
     table = Table(
