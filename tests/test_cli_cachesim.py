@@ -188,3 +188,20 @@ def test_warp_picker_maps_ids_to_indices(ids: list[int], picks: list[tuple[int, 
         _pick([*specs, f"{absent}:0"], ids, n_warps)
     with pytest.raises(ConfigError, match=f"2 kernels with ID {ids[0]}"):
         _pick([f"{ids[0]}:0"], [*ids, ids[0]], [*n_warps, 10])
+
+
+def test_set_simulates_the_changed_configuration() -> None:
+    """``--set`` changes the simulated configuration: a direct-mapped 1 KB L1 misses
+    more than the preset's 48 KB, and the JSON names the changed configuration."""
+    spec = STRIDE.format(gs=32)
+    small = ["l1.size_bytes=1024", "l1.ways=1", "l1.set_index=linear"]
+    out = _json(spec, "--gpu", "mdm_pascal", *(a for s in small for a in ("--set", s)))
+    gpu = load_gpu("mdm_pascal").with_updates(
+        {"l1.size_bytes": 1024, "l1.ways": 1, "l1.set_index": "linear"}
+    )
+    res = simulate_app(load_trace(spec), gpu)
+    assert out["config"].startswith("mdm_pascal [l1.size_bytes=1024, l1.ways=1")
+    assert out["total"]["l1_miss_rate"] == pytest.approx(res.total().l1_miss_rate)
+    assert (
+        out["total"]["l1_miss_rate"] > _json(spec, "--gpu", "mdm_pascal")["total"]["l1_miss_rate"]
+    )

@@ -166,3 +166,110 @@ def test_cli_prints_unmapped_options_in_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith(f"warning: {cfg}: ")
     assert "options not mapped: -" in lines[0]
     assert load_gpu(out).n_sm == 28
+
+
+def test_settings_parse_toml_values_else_text() -> None:
+    from mdm.config.load import parse_settings
+
+    assert parse_settings(
+        [
+            "l1.mshr_entries=256",
+            "core_clock_mhz = 1.5e3",
+            "noc.fifo_crossbar=false",
+            "sm.scheduler_policy=lrr",
+            'name="my gpu"',
+            "l2.sub_partition_bits=[7, 8]",
+            "noc.sm_port_gbps=None",
+            "l1.mshr_entries=64",  # a later setting of a field wins
+        ]
+    ) == {
+        "l1.mshr_entries": 64,
+        "core_clock_mhz": 1500.0,
+        "noc.fifo_crossbar": False,
+        "sm.scheduler_policy": "lrr",
+        "name": "my gpu",
+        "l2.sub_partition_bits": [7, 8],
+        "noc.sm_port_gbps": None,
+    }
+    for bad in ("l1.mshr_entries", "=3", "l1.mshr_entries=", " = "):
+        with pytest.raises(ConfigError, match="expected FIELD=VALUE"):
+            parse_settings([bad])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(
+        st.integers(-(2**62), 2**62),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.booleans(),
+        st.text(st.characters(codec="ascii", categories=("L", "N")), min_size=1).filter(
+            lambda s: (
+                s.lower() not in ("none", "true", "false", "inf", "nan") and not s[0].isdigit()
+            )
+        ),
+    )
+)
+def test_settings_round_trip_scalar_values(value: object) -> None:
+    """Any int, float, bool or bare word written as ``--set`` text reads back equal."""
+    from mdm.config.load import parse_settings
+
+    text = str(value).lower() if isinstance(value, bool) else repr(value)
+    if isinstance(value, str):
+        text = value  # a bare word: not TOML, kept as the text
+    assert parse_settings([f"x.y={text}"]) == {"x.y": value}
+
+
+def test_set_applies_fields_renames_and_names_bad_ones() -> None:
+    from mdm.config import apply_settings
+
+    base = load_gpu("mdm_pascal")
+    assert apply_settings(base, []) is base
+    gpu = apply_settings(base, ["l1.mshr_entries=256", "sm.scheduler_policy=lrr"])
+    assert diff_gpus(base, gpu) == [
+        ("name", "mdm_pascal", "mdm_pascal [l1.mshr_entries=256, sm.scheduler_policy=lrr]"),
+        ("sm.scheduler_policy", "gto", "lrr"),
+        ("l1.mshr_entries", 128, 256),
+    ]
+    assert apply_settings(base, ["name=mine", "n_sm=14"]).name == "mine"
+    with pytest.raises(ConfigError, match=r"--set: unknown .*'l1\.mshrs'.*'l1\.mshr_entries'"):
+        apply_settings(base, ["l1.mshrs=64"])
+    with pytest.raises(ConfigError, match=r"--set: field 'l1\.mshr_entries'.*-3"):
+        apply_settings(base, ["l1.mshr_entries=-3"])
+    with pytest.raises(ConfigError, match="'gto' or 'lrr'"):
+        apply_settings(base, ["sm.scheduler_policy=fifo"])
+
+
+def test_unknown_fields_get_the_closest_names(tmp_path: Path) -> None:
+    """A misspelt field, in a file or an update, is named with the schema's closest
+    fields; a leaf under the wrong section with the sections that have it."""
+    from mdm.config.gpu import schema_fields
+
+    names = schema_fields()
+    assert "l1.mshr_entries" in names and "dram.channels" in names and "l1" not in names
+    assert names == list(flat_fields(load_gpu("h100")))  # every field, in schema order
+    f = tmp_path / "typo.toml"
+    f.write_text('base = "mdm_pascal"\n[l1]\nmshrs = 64\n')
+    with pytest.raises(
+        ConfigError, match=r"'l1\.mshrs': unknown key; did you mean 'l1\.mshr_entries'"
+    ):
+        load_gpu(f)
+    base = load_gpu("mdm_pascal")
+    with pytest.raises(ConfigError, match=r"'n_sms'; did you mean 'n_sm'\?"):
+        base.with_updates({"n_sms": 14})
+    with pytest.raises(ConfigError, match=r"'sm\.mshr_entries'.*'l1\.mshr_entries'"):
+        base.with_updates({"sm.mshr_entries": 14})
+    with pytest.raises(ConfigError, match=r"field 'zzz\.qqq'$"):
+        base.with_updates({"zzz.qqq": 1})
+
+
+def test_config_show_with_set() -> None:
+    r = runner.invoke(
+        app, ["config", "show", "mdm_pascal", "--set", "l1.mshr_entries=32", "--json"]
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["config"]["l1"]["mshr_entries"] == 32
+    r = runner.invoke(app, ["config", "show", "mdm_pascal", "--set", "l1.mshr_entries=x"])
+    assert r.exit_code == 1
+    assert (
+        r.output.startswith("error: --set: field 'l1.mshr_entries'") and "Traceback" not in r.output
+    )

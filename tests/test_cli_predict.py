@@ -297,3 +297,20 @@ def test_first_compile_is_announced_on_a_terminal(
     monkeypatch.setattr(cachesim, "issue_loop_cached", lambda g: False)
     compile_note(gpu)
     assert "compiling the cache simulator once" in capsys.readouterr().err
+
+
+def test_set_predicts_as_the_edited_file() -> None:
+    """``--gpu mdm_pascal --set l1.mshr_entries=1`` predicts what a configuration file
+    with that one field changed predicts, and differs from the preset (one MSHR entry
+    serialises the stride kernel's misses)."""
+    kernel, _, _, _ = _predict_stride({"l1.mshr_entries": 1})
+    args = ["predict", "builtin:stride?ctas=56", "--gpu", "mdm_pascal", "--model", "mdm", "--json"]
+    r = runner.invoke(app, [*args, "--set", "l1.mshr_entries=1"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["gpu"] == "mdm_pascal [l1.mshr_entries=1]"
+    assert d["models"]["mdm"]["kernels"][0]["cycles"] == kernel["cycles"]
+    plain = json.loads(runner.invoke(app, args).stdout)["models"]["mdm"]["kernels"][0]
+    assert plain["cycles"] < kernel["cycles"]
+    r = runner.invoke(app, [*args, "--set", "l1.mshr_entrys=1"])
+    assert r.exit_code == 1 and "did you mean 'l1.mshr_entries'" in r.output

@@ -15,10 +15,12 @@ from typing import Annotated
 import typer
 
 from mdm.cli.common import (
+    SetOption,
     cli_errors,
     compile_note,
     echo_json,
     kernel_progress,
+    load_gpu_set,
     print_table,
     short_name,
 )
@@ -148,17 +150,17 @@ def cachesim(
     kernels: Annotated[
         int, typer.Option("--kernels", min=0, help="Kernels listed one per row (--json: all).")
     ] = 20,
+    settings: SetOption = None,
 ) -> None:
     """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms.
 
     The table lists the first ``--kernels`` kernels and the totals over all of them."""
     with cli_errors():
-        from mdm.config.load import load_gpu
         from mdm.memory import AppSimulator, CacheSimResult
         from mdm.memory.stats import pc_rows, warp_rows
         from mdm.traces.workloads import load_trace
 
-        cfg = load_gpu(gpu)
+        cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         picker = WarpPicker(list(warp or []))

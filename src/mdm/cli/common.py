@@ -5,11 +5,30 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from mdm.errors import MdmError, MdmWarning
+
+#: ``--set FIELD=VALUE`` (repeatable): one configuration field changed on top of ``--gpu``.
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="FIELD=VALUE: change one field of the configuration, dotted as `mdm config "
+        "show` lists them, e.g. `l1.mshr_entries=256` (repeat)",
+    ),
+]
+
+
+def load_gpu_set(gpu: str, settings: list[str] | None) -> Any:
+    """The :class:`~mdm.config.GPUConfig` of ``--gpu`` with the ``--set`` items applied
+    (:func:`mdm.config.apply_settings`)."""
+    from mdm.config import apply_settings, load_gpu
+
+    return apply_settings(load_gpu(gpu), settings or [])
+
 
 _showwarning = warnings.showwarning
 

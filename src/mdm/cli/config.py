@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table
+from mdm.cli.common import SetOption, cli_errors, echo_json, load_gpu_set, print_table
 
 app = typer.Typer(
     rich_markup_mode="markdown", help="List, show, export and compare GPU configurations."
@@ -78,15 +78,16 @@ def show(
         typer.Option("--out", help="write the configuration to FILE (.toml, .yaml, .json)"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="fields and derived values")] = False,
+    settings: SetOption = None,
 ) -> None:
     """Every field of GPU (defaults included), as a file ``--gpu`` reads back, and the
     derived values (latencies in core cycles, bytes per cycle, cache sets)."""
     with cli_errors():
-        from mdm.config import load_gpu
         from mdm.config.export import config_dict, derived_values, dumps_gpu, save_gpu
 
-        cfg = load_gpu(gpu)
-        header = f"{cfg.name}: exported by `mdm config show {gpu}`; use with --gpu FILE"
+        cfg = load_gpu_set(gpu, settings)
+        cmd = " ".join(["mdm config show", gpu, *(f"--set {x}" for x in settings or [])])
+        header = f"{cfg.name}: exported by `{cmd}`; use with --gpu FILE"
         if out is not None:
             save_gpu(cfg, out, header)
             typer.echo(f"wrote {out}")

@@ -8,7 +8,8 @@ e.g. ``builtin:stride?gs=32&seed=3`` (``seed`` defaults to 0, values are parsed 
 int, float, true/false or kept as strings; :func:`mdm.traces.workloads.load_trace`).
 
 ``--gpu`` is a preset name or file accepted by :func:`mdm.config.load_gpu`, including an
-Accel-Sim ``gpgpusim.config`` (imported with :func:`mdm.config.accelsim.import_accelsim`).
+Accel-Sim ``gpgpusim.config`` (imported with :func:`mdm.config.accelsim.import_accelsim`);
+``--set FIELD=VALUE`` changes one of its fields (:func:`mdm.config.apply_settings`).
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from typing import Annotated, Any
 import typer
 
 from mdm.cli.common import (
+    SetOption,
     cli_errors,
     compile_note,
     echo_json,
     kernel_progress,
+    load_gpu_set,
     print_table,
     short_name,
 )
-from mdm.config import load_gpu
 from mdm.errors import ConfigError
 from mdm.traces.workloads import load_trace, parse_builtin  # noqa: F401 (re-exported)
 
@@ -120,7 +122,9 @@ def _table(pred: Any, most: int) -> None:
 
 
 def predict(
-    trace: Annotated[str, typer.Argument(help="trace dir / kernelslist.g, or builtin:NAME?k=v")],
+    trace: Annotated[
+        str, typer.Argument(help="trace dir / kernelslist.g / .mdmtrace, or builtin:NAME?k=v")
+    ],
     gpu: Annotated[str, typer.Option("--gpu", help="preset name, config file or gpgpusim.config")],
     model: Annotated[
         list[str] | None, typer.Option("--model", help="model name (repeat); default: all")
@@ -132,6 +136,7 @@ def predict(
             "--kernels", min=0, help="Kernels listed: those with the most cycles (--json: all)."
         ),
     ] = 20,
+    settings: SetOption = None,
 ) -> None:
     """Predict cycles, IPC, CPI stack and MD-interval share (eq. 2) per kernel and in total.
 
@@ -149,7 +154,7 @@ def predict(
             raise ConfigError(
                 None, f"unknown model(s) {unknown}; known: {', '.join(sorted(MODELS))}"
             )
-        cfg = load_gpu(gpu)
+        cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         with kernel_progress(app.n_kernels, f"predict {app.name}") as done:

@@ -20,7 +20,7 @@ import tomli_w
 import yaml
 
 from mdm._atomic import atomic_write_bytes
-from mdm.config.gpu import GPUConfig
+from mdm.config.gpu import GPUConfig, dotted_fields
 from mdm.errors import ConfigError
 
 __all__ = ["config_dict", "derived_values", "diff_gpus", "dumps_gpu", "flat_fields", "save_gpu"]
@@ -60,17 +60,7 @@ def save_gpu(gpu: GPUConfig, path: str | Path, header: str = "") -> Path:
 
 def flat_fields(gpu: GPUConfig) -> dict[str, Any]:
     """Every field as ``{"l1.mshr_entries": 128, ...}`` (dotted paths, ``None`` kept)."""
-    out: dict[str, Any] = {}
-
-    def walk(prefix: str, node: dict[str, Any]) -> None:
-        for k, v in node.items():
-            if isinstance(v, dict):
-                walk(f"{prefix}{k}.", v)
-            else:
-                out[prefix + k] = v
-
-    walk("", gpu.model_dump(mode="json"))
-    return out
+    return dotted_fields(gpu.model_dump(mode="json"))
 
 
 def diff_gpus(a: GPUConfig, b: GPUConfig) -> list[tuple[str, Any, Any]]:

@@ -16,6 +16,7 @@ Units are in field names. Conventions (decided here, used by every stage):
 
 from __future__ import annotations
 
+import difflib
 import math
 import types
 import typing
@@ -486,15 +487,55 @@ class GPUConfig(_Strict):
             parts = path.split(".")
             for p in parts[:-1]:
                 if not isinstance(node, dict) or p not in node:
-                    raise ConfigError(None, f"unknown configuration field {path!r}")
+                    raise ConfigError(None, unknown_field_message(path))
                 node = node[p]
             if not isinstance(node, dict) or parts[-1] not in node:
-                raise ConfigError(None, f"unknown configuration field {path!r}")
+                raise ConfigError(None, unknown_field_message(path))
             node[parts[-1]] = value
         try:
             return GPUConfig.model_validate(data)
         except ValidationError as exc:
             raise translate_validation_error(exc, None) from None
+
+
+def dotted_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """A nested configuration mapping flattened to ``{"l1.mshr_entries": 128, ...}``."""
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, node: dict[str, Any]) -> None:
+        for k, v in node.items():
+            if isinstance(v, dict):
+                walk(f"{prefix}{k}.", v)
+            else:
+                out[prefix + k] = v
+
+    walk("", data)
+    return out
+
+
+def schema_fields(model: type[BaseModel] | None = None, prefix: str = "") -> list[str]:
+    """The dotted names of every field of :class:`GPUConfig` (or ``model``), in schema
+    order: ``["name", ..., "l1.mshr_entries", ...]``."""
+    out: list[str] = []
+    for name, f in (model or GPUConfig).model_fields.items():
+        sub = f.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            out += schema_fields(sub, f"{prefix}{name}.")
+        else:
+            out.append(prefix + name)
+    return out
+
+
+def unknown_field_message(path: str) -> str:
+    """``unknown configuration field 'PATH'``, with the closest dotted fields of the
+    schema as suggestions when there are any."""
+    names = schema_fields()
+    close = difflib.get_close_matches(path, names, n=3, cutoff=0.6)
+    if not close:  # e.g. the right leaf under the wrong section: "mshr_entries"
+        leaf = path.rsplit(".", 1)[-1]
+        close = [n for n in names if n.rsplit(".", 1)[-1] == leaf][:3]
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown configuration field {path!r}{hint}"
 
 
 def translate_validation_error(exc: Exception, path: str | Path | None) -> ConfigError:
@@ -509,6 +550,9 @@ def translate_validation_error(exc: Exception, path: str | Path | None) -> Confi
         field = ".".join(str(x) for x in err["loc"]) or "(top level)"
         if err["type"] == "extra_forbidden":
             why = "unknown key"
+            hint = unknown_field_message(field).partition("; ")[2]
+            if hint:
+                why += f"; {hint}"
         elif err["type"] == "missing":
             why = "required field missing"
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from mdm.config.accelsim import import_accelsim
 from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError
 
-__all__ = ["list_presets", "load_gpu", "load_gpu_dict"]
+__all__ = ["apply_settings", "list_presets", "load_gpu", "load_gpu_dict", "parse_settings"]
 
 _SUFFIXES = {".toml", ".yaml", ".yml", ".json"}
 
@@ -48,6 +49,50 @@ def load_gpu(preset_or_path: str | Path) -> GPUConfig:
         return GPUConfig.model_validate(data)
     except ValidationError as exc:
         raise translate_validation_error(exc, source) from None
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, Any]:
+    """``["l1.mshr_entries=256", "sm.scheduler_policy=lrr"]`` (the CLI's ``--set``) as
+    ``{"l1.mshr_entries": 256, "sm.scheduler_policy": "lrr"}``.
+
+    A value is read as a TOML value (``256``, ``1.5``, ``true``, ``"x"``, ``[7, 8]``);
+    one that is not valid TOML is the text itself (``lrr``); ``none`` is ``None`` (the
+    optional fields' default). A later setting of the same field wins. An item without
+    ``FIELD=`` or without a value raises :class:`ConfigError` naming it.
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        field, eq, text = item.partition("=")
+        field, text = field.strip(), text.strip()
+        if not eq or not field or not text:
+            raise ConfigError(
+                None, f"--set {item!r}: expected FIELD=VALUE, e.g. l1.mshr_entries=256"
+            )
+        if text.lower() == "none":
+            out[field] = None
+            continue
+        try:
+            out[field] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[field] = text
+    return out
+
+
+def apply_settings(gpu: GPUConfig, items: Sequence[str]) -> GPUConfig:
+    """``gpu`` with the ``--set FIELD=VALUE`` items applied (:func:`parse_settings`,
+    :meth:`GPUConfig.with_updates`), renamed ``"NAME [FIELD=VALUE, ...]"`` unless an
+    item sets ``name``; ``gpu`` itself when there are none. Unknown fields and invalid
+    values raise :class:`ConfigError` naming the field (with the closest field names)."""
+    updates = parse_settings(items)
+    if not updates:
+        return gpu
+    if "name" not in updates:
+        what = ", ".join(f"{k}={v}" for k, v in updates.items())
+        updates["name"] = f"{gpu.name} [{what}]"
+    try:
+        return gpu.with_updates(updates)
+    except ConfigError as exc:
+        raise ConfigError(None, f"--set: {exc.message}") from None
 
 
 def load_gpu_dict(preset_or_path: str | Path, _seen: tuple[str, ...] = ()) -> tuple[dict, str]:
