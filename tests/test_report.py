@@ -82,3 +82,32 @@ def test_validation_report(tmp_path: Path) -> None:
     assert "speedups_a.svg" in (tmp_path / "report.html").read_text()
     assert '"mean_abs_error_nmd": null' in (tmp_path / "summary.json").read_text()
     assert "fig5_a.svg" in (tmp_path / "report.html").read_text()
+
+
+def test_stacked_and_grouped_bars_keep_the_legend_beside_the_axes(
+    tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
+    """The CPI-stack and Fig. 5-style bar charts put their legend right of the axes (it
+    hid the tallest bars inside them) and the saved image includes it."""
+    from mdm.report import figures
+
+    kept = []
+    monkeypatch.setattr(figures.plt, "close", kept.append)  # keep the figures to inspect
+    df = pd.DataFrame(
+        {"w": ["a", "b", "c"], "cpi_base": [0.1, 0.8, 0.2], "cpi_dram": [0.5, 0.9, 0.1]}
+    )
+    figures.cpi_stacks(df, "w", ["cpi_base", "cpi_dram"], tmp_path / "stack")
+    long = df.melt(id_vars="w", var_name="model", value_name="err")
+    figures.grouped_bars(long, "w", "model", "err", tmp_path / "bars")
+    assert len(kept) == 2
+    for fig in kept:
+        ax = fig.axes[0]
+        renderer = fig.canvas.get_renderer()
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert legend.x0 > ax.get_window_extent(renderer).x1
+    monkeypatch.undo()
+    for fig in kept:
+        figures.plt.close(fig)
+    for stem in ("stack", "bars"):
+        svg = (tmp_path / f"{stem}.svg").read_text()
+        assert "dram" in svg  # the legend's text is in the saved image

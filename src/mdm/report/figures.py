@@ -26,10 +26,15 @@ def save(fig: Figure, stem: str | Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
     fig.tight_layout()
-    for p in paths:
-        fig.savefig(p, dpi=120)
+    for p in paths:  # "tight": a legend placed beside the axes is kept in the image
+        fig.savefig(p, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return paths
+
+
+def outside_legend(ax: plt.Axes, fontsize: int) -> None:
+    """The legend beside the axes, top right, so that it never hides a bar."""
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
 def grouped_bars(
@@ -56,7 +61,7 @@ def grouped_bars(
     ax.set_xticks(x, [str(i) for i in piv.index], rotation=30, ha="right")
     ax.set_ylabel(ylabel + (" (%)" if percent else ""))
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    outside_legend(ax, 8)
     ax.grid(axis="y", alpha=0.3)
     return save(fig, stem)
 
@@ -163,5 +168,5 @@ def cpi_stacks(
     ax.set_xticks(x, [str(v) for v in df[label]], rotation=30, ha="right")
     ax.set_ylabel("CPI (cycles per warp instruction per SM)")
     ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
+    outside_legend(ax, 7)
     return save(fig, stem)
