@@ -4,8 +4,8 @@ Every line of the code blocks of the README, ``docs/status.md`` and the hardware
 README that starts with ``mdm``, and every inline
 ``mdm ...`` span, is resolved against the CLI (sub-commands, with ``a|b|c``
 alternatives each checked), and every ``--option`` on it (comments included) must be
-one that command accepts. Keeps the README's set-up and command list true when options
-are renamed or removed.
+one that command accepts; the README's Python block runs. Keeps the set-up, the
+command list and the API example true when commands, options or functions change.
 """
 
 from __future__ import annotations
@@ -85,3 +85,18 @@ def test_readme_command_exists_with_its_options(line: str) -> None:
     for cmd in cmds:
         missing = used - _options(cmd) - {"--help"}
         assert not missing, f"{line!r}: {cmd.name} has no option {sorted(missing)}"
+
+
+def test_readme_python_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's Python block runs as written from the repository root (it reads
+    ``../shared``) and predicts something."""
+    if not (ROOT.parent / "shared" / "reference" / "traces").is_dir():
+        pytest.skip("../shared/reference not found")
+    text = DOCS[0].read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "no Python block in the README"
+    monkeypatch.chdir(ROOT)
+    for code in blocks:
+        scope: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
+        assert scope["pred"].to_rows()[-1]["cycles"] > 0
