@@ -75,6 +75,12 @@ def test_unknown_workload_and_parameter_are_clear_errors() -> None:
         generate("gemm_tiled", M=24)
     with pytest.raises(MdmError, match="integer"):
         generate("stride", n=2.5)
+    # text (builtin:stride?gs=abc, --param gs=abc) and booleans are not sizes: before,
+    # int("abc") escaped as a bare ValueError and True was read as 1
+    with pytest.raises(MdmError, match="parameter gs must be a number, got 'abc'"):
+        generate("stride", gs="abc")
+    with pytest.raises(MdmError, match="parameter ctas must be a number, got True"):
+        generate("stride", ctas=True)
 
 
 def test_build_callable_matches_generate() -> None:

@@ -10,7 +10,7 @@ trace lacks is therefore reported after the last kernel.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,7 +28,7 @@ from mdm.errors import ConfigError
 from mdm.memory.stats import KernelCacheStats
 
 
-def _row(k: KernelCacheStats, atom: int) -> dict[str, object]:
+def _row(k: KernelCacheStats, atom: int) -> dict[str, Any]:
     return {
         "kernel_id": k.kernel_id,
         "name": k.name,
@@ -167,7 +167,7 @@ def cachesim(
         sim = AppSimulator(cfg)
         atom = cfg.dram.atom_bytes
         stats: list[KernelCacheStats] = []
-        rows: list[dict[str, object]] = []
+        rows: list[dict[str, Any]] = []  # a kernel's counters, per-PC rows, warps' rows
         with kernel_progress(app.n_kernels, f"cachesim {app.name}") as done:
             for kernel in app.iter_kernels():
                 tracked = picker.for_kernel(kernel.kernel_id, kernel.n_warps)

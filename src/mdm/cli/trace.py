@@ -177,9 +177,9 @@ def gen(
             if not sep or not key.strip():
                 raise ConfigError(None, f"--param expected key=value, got {item!r}")
             params[key.strip()] = parse_param_value(value.strip())
-        for key, value in (("gs", gs), ("ctas", ctas)):
-            if value is not None:
-                params[key] = value
+        for name, given in (("gs", gs), ("ctas", ctas)):
+            if given is not None:
+                params[name] = given
         unknown = sorted(set(params) - set(defaults))
         if unknown:
             raise ConfigError(

@@ -74,7 +74,7 @@ def validate(
                 )
         cache = res.summary.get("cache_simulation")
         if cache:
-            parts = [
+            levels = [
                 f"{lvl} {cache[k]:.4f}"
                 for lvl, k in (
                     ("L1", "mean_abs_l1_miss_rate_difference"),
@@ -84,7 +84,7 @@ def validate(
             ]
             typer.echo(
                 f"cache simulation vs reference ({cache['runs']} runs), mean |miss rate "
-                f"difference|: {', '.join(parts)}"
+                f"difference|: {', '.join(levels)}"
             )
         skipped = res.summary["skipped"]
         typer.echo(f"{res.summary['runs']} runs predicted, {len(skipped)} skipped")

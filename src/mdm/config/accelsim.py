@@ -107,12 +107,14 @@ import shlex
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError, MdmWarning
 
 __all__ = ["CacheSpec", "import_accelsim", "parse_options", "L2_NET_OVERHEAD_ICNT_CYCLES"]
+
+IntType = int  # the builtin, for annotations in _Reader (whose method ``int`` shadows it)
 
 #: Calibrated L2 round-trip cycles (icnt clock) beyond rop and L1 latency, per -network_mode.
 L2_NET_OVERHEAD_ICNT_CYCLES: dict[int, float] = {1: 26.0, 2: 13.0}
@@ -245,7 +247,7 @@ class CacheSpec:
                 "<mshr>:<entries>:<merge>[,<miss_queue>[:<fifo>][,<port>]]",
             )
         g = m.groups()
-        fields = [
+        fields: list[tuple[str, str, dict[str, Any]]] = [
             ("type", g[0], {"N": False, "S": True}),
             ("replacement", g[4], _REPLACEMENT),
             ("write policy", g[5], _WRITE),
@@ -412,7 +414,7 @@ class _Reader:
         return int(x)
 
     def ints(
-        self, name: str, sep: str, n: int | None = None, default: str | None = None
+        self, name: str, sep: str, n: IntType | None = None, default: str | None = None
     ) -> list[float]:
         v = self.raw(name, default)
         parts = [p for p in v.split(sep) if p != ""]
@@ -567,7 +569,8 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         if r.has(v):
             r.cache(v)
     l1_ways, l1_mshr, l1_merge = l1.ways, l1.mshr_entries, l1.mshr_max_merge
-    unified_bytes, carveouts = None, ()
+    unified_bytes: int | None = None
+    carveouts: tuple[int, ...] = ()
     if r.has("-gpgpu_adaptive_cache_config") and r.int("-gpgpu_adaptive_cache_config"):
         if r.has("-gpgpu_unified_l1d_size"):
             unified = r.int("-gpgpu_unified_l1d_size") * 1024
@@ -688,7 +691,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
     flit = r.int("-icnt_flit_size", 32)
     if net == 2:
         # local crossbar: one packet (one L1 request's reply) per port per cycle
-        data_per_flit = 32 if l1.sectored else l1.line_bytes
+        data_per_flit: float = 32 if l1.sectored else l1.line_bytes
     else:
         data_per_flit = l2.line_bytes / math.ceil((l2.line_bytes + 8) / flit)
     noc_total = banks * min(data_per_flit * icnt, l2.port_bytes * l2clk)

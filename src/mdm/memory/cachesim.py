@@ -833,6 +833,6 @@ def issue_loop_cached(gpu: GPUConfig) -> bool:
     try:
         key = bool(gpu.l1.sectored), bool(gpu.l2.sectored), l1_may_allocate_on_fill(gpu)
         disp = _core._RUN_TIMED[key]
-        return bool(disp._cache._cache_file._load_index())
+        return bool(disp._cache._cache_file._load_index())  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
         return False

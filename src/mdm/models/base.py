@@ -160,7 +160,7 @@ def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") ->
     insts = sum(p.warp_insts for p in preds)
     cycles = sum(p.cycles for p in preds)
     stack: dict[str, float] = {}
-    md = [p.md_fraction for p in preds]
+    md = [(p.md_fraction, p.warp_insts) for p in preds if p.md_fraction is not None]
     for p in preds:
         for k, v in p.cpi_stack.items():
             stack[k] = stack.get(k, 0.0) + v * p.warp_insts
@@ -170,8 +170,6 @@ def combine_predictions(preds: list[KernelPrediction], kernel: str = "total") ->
         cycles=cycles,
         warp_insts=insts,
         cpi_stack={k: v / insts for k, v in stack.items()},
-        md_fraction=None
-        if None in md
-        else sum(f * p.warp_insts for f, p in zip(md, preds, strict=True)) / insts,
+        md_fraction=sum(f * n for f, n in md) / insts if len(md) == len(preds) else None,
         details={"kernels": float(len(preds))},
     )

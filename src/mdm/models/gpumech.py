@@ -42,14 +42,14 @@ from mdm.models.interval import (
 )
 
 
-def gpumech_mshr_factor(reads: np.ndarray, mshrs: float) -> np.ndarray:
+def gpumech_mshr_factor(reads: np.ndarray, mshrs: float | np.ndarray) -> np.ndarray:
     """``D^MSHR / L = (1/R) sum_{j=1..floor R} ceil(j/#MSHRs) - 1`` where ``R > #MSHRs``, else 0.
 
     Closed form of the sum: with ``r = floor(R) = q #MSHRs + rem``,
-    ``sum = #MSHRs q (q+1)/2 + rem (q+1)``.
+    ``sum = #MSHRs q (q+1)/2 + rem (q+1)``. ``mshrs`` is one count or one per interval.
     """
     r_real = np.asarray(reads, dtype=np.float64)
-    k = float(mshrs)
+    k = np.asarray(mshrs, dtype=np.float64)
     r = np.floor(r_real)
     q = np.floor(r / k)
     rem = r - q * k

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from mdm.models.base import KernelInput, KernelPrediction, Model, register
 from mdm.models.interval import finish_prediction
@@ -184,7 +185,7 @@ def mwp_cwp(
     )
 
 
-def mwp_cwp_parameters(inp: KernelInput) -> dict[str, float]:
+def mwp_cwp_parameters(inp: KernelInput) -> dict[str, Any]:
     """Map ``inp`` to :func:`mwp_cwp`'s keyword arguments (choices in the module docstring)."""
     gpu = inp.gpu
     mix = inp.mix

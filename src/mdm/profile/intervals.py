@@ -92,7 +92,7 @@ class IntervalProfile:
         zeros = np.zeros_like(n)
         miss = (
             np.full_like(n, float(l2_miss_rate))
-            if np.isscalar(l2_miss_rate)
+            if isinstance(l2_miss_rate, int | float)
             else np.asarray(l2_miss_rate, dtype=np.float64)
         )
         return cls(

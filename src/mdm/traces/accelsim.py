@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from mdm.traces.model import (
     WARP_SIZE,
     AnyApp,
     AppTrace,
+    InstrClass,
     KernelTrace,
     LazyApp,
     Memcpy,
@@ -79,7 +80,7 @@ def _open_binary(path: Path) -> IO[bytes]:
     if path.name.endswith(".xz"):
         return lzma.open(path, "rb")
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 
@@ -377,7 +378,7 @@ def read_kernel(
                                 f"{binary_version} ({fam} table); expected a documented "
                                 "opcode (allow_unknown counts it as UNKNOWN)",
                             )
-                        cls = 15
+                        cls = InstrClass.UNKNOWN
                     op_class.append(int(cls))
                 else:
                     line = body_line + int(state[P.S_LINES])
@@ -595,7 +596,7 @@ def _write_body(
             kt.line, kt.addr_ptr, kt.addrs, _MODE_IDS[address_mode], delta_count == "n",
             immediate, lineinfo, buf,
         )  # fmt: skip
-        out.write(memoryview(buf)[:n])
+        out.write(buf[:n].data)
         w = cut
 
 
@@ -636,7 +637,7 @@ def write_kernel(
     if path.name.endswith(".xz"):
         raw: IO[bytes] = lzma.open(path, "wb", preset=1)
     elif path.name.endswith(".gz"):
-        raw = gzip.open(path, "wb", compresslevel=3)
+        raw = cast(IO[bytes], gzip.open(path, "wb", compresslevel=3))
     else:
         raw = open(path, "wb")
     with raw as out:

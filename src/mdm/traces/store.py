@@ -127,8 +127,8 @@ def _command(path: Path, meta_file: Path, c: dict[str, Any], mmap: bool) -> Kern
     kt = KernelTrace(
         name=c["name"],
         kernel_id=int(c["kernel_id"]),
-        grid=tuple(c["grid"]),  # type: ignore[arg-type]
-        block=tuple(c["block"]),  # type: ignore[arg-type]
+        grid=tuple(c["grid"]),
+        block=tuple(c["block"]),
         nregs=int(c["nregs"]),
         shmem_bytes=int(c["shmem_bytes"]),
         binary_version=int(c["binary_version"]),

@@ -82,7 +82,7 @@ def _lookup(name: str) -> WorkloadSpec:
         ) from None
 
 
-def generate(name: str, seed: int = 0, **params: int | float) -> AppTrace:
+def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> AppTrace:
     """Generate workload ``name`` for ``seed`` with size ``params`` (others at defaults).
 
     Raises :class:`WorkloadError` (an :class:`~mdm.errors.MdmError` and ``ValueError``)
@@ -98,6 +98,10 @@ def generate(name: str, seed: int = 0, **params: int | float) -> AppTrace:
     typed: dict[str, int | float] = {}
     for key, value in params.items():
         default = spec.params[key]
+        if isinstance(value, str | bool):
+            raise WorkloadError(
+                f"workload {name!r}: parameter {key} must be a number, got {value!r}"
+            )
         if isinstance(default, int) and not isinstance(default, bool):
             if isinstance(value, float) and not value.is_integer():
                 raise WorkloadError(f"workload {name!r}: parameter {key} must be an integer")

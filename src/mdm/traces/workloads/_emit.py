@@ -24,6 +24,7 @@ Conventions (they imitate the Pascal reference traces under
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, InstrClass, KernelTrac
 BINARY_VERSION = 61
 GLOBAL_BASE = 0x7F4000000000
 _GIB = 1 << 30
+_Num = TypeVar("_Num", int, float)  # check_param returns what it is given
 LANE_IDS = np.arange(WARP_SIZE, dtype=np.int64)
 _LANE_BITS = np.left_shift(np.uint64(1), np.arange(WARP_SIZE, dtype=np.uint64))
 
@@ -318,7 +320,7 @@ def emit_exit_lanes(em: Emitter, pc: int, act: Active) -> None:
 MAX_SHMEM_PER_BLOCK = 232_448
 
 
-def check_param(name: str, value: float, low: float = 1, high: float | None = None) -> float:
+def check_param(name: str, value: _Num, low: float = 1, high: float | None = None) -> _Num:
     """``value`` if ``low <= value <= high`` (no upper bound when ``high`` is None), else a
     ValueError naming the size parameter and its allowed range."""
     if value < low or (high is not None and value > high):
