@@ -162,6 +162,7 @@ def test_errors_exit_1_one_line(tmp_path: Path) -> None:
     _fails(["trace", "gen", "nosuch", "--out", str(tmp_path / "o")], "unknown workload")
     _fails(["trace", "gen", "stride", "--out", str(tmp_path / "o"), "-p", "zz=1"], "no parameter")
     _fails(["trace", "gen", "stride", "--out", str(tmp_path / "o"), "-p", "gs"], "key=value")
+    _fails(["trace", "gen", "stride", "--out", str(tmp_path / "o"), "-p", "gs=abc"], "a number")
     _fails(["trace", "convert", str(bad), str(tmp_path / "x"), "--compress", "zip"], "--compress")
 
 
