@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -272,4 +273,25 @@ def test_config_show_with_set() -> None:
     assert r.exit_code == 1
     assert (
         r.output.startswith("error: --set: field 'l1.mshr_entries'") and "Traceback" not in r.output
+    )
+
+
+def test_array_sizing_counts_are_bounded_and_out_of_memory_is_one_line(capsys) -> None:  # noqa: ANN001
+    """Counts that size the cache simulator's arrays have upper bounds (a typo such as
+    ``l1.mshr_entries=99999999999`` asked numpy for 20 TiB and died with a traceback), and
+    any allocation failure under the CLI is one line."""
+    import typer
+
+    from mdm.cli.common import cli_errors
+
+    base = load_gpu("mdm_pascal")
+    for field in ("l1.mshr_entries", "l1.miss_queue_entries", "l2.mshr_per_bank"):
+        with pytest.raises(ConfigError, match=rf"field '{re.escape(field)}'.*less than or equal"):
+            base.with_updates({field: 99_999_999_999})
+    assert base.with_updates({"l1.mshr_entries": 8192}).l1.mshr_entries == 8192  # h100's
+    with pytest.raises(typer.Exit), cli_errors():
+        raise MemoryError("Unable to allocate 5.82 TiB for an array")
+    assert (
+        capsys.readouterr().err
+        == "error: out of memory: Unable to allocate 5.82 TiB for an array\n"
     )

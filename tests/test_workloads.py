@@ -81,6 +81,9 @@ def test_unknown_workload_and_parameter_are_clear_errors() -> None:
         generate("stride", gs="abc")
     with pytest.raises(MdmError, match="parameter ctas must be a number, got True"):
         generate("stride", ctas=True)
+    # a size numpy cannot allocate (here 5.8 TiB) was a MemoryError traceback
+    with pytest.raises(MdmError, match="ctas=99999999999 is too large to generate"):
+        generate("stride", ctas=99_999_999_999)
 
 
 def test_build_callable_matches_generate() -> None:

@@ -52,11 +52,15 @@ def show_mdm_warning(
 
 @contextmanager
 def cli_errors() -> Iterator[None]:
-    """Turn :class:`MdmError` (and bad-input OSError) into one line on stderr and exit code 1."""
+    """Turn :class:`MdmError` (and bad-input OSError, or a failed allocation) into one line
+    on stderr and exit code 1."""
     try:
         yield
     except MdmError as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    except MemoryError as exc:  # numpy's allocation failures name the size asked for
+        typer.echo(f"error: out of memory: {exc}", err=True)
         raise typer.Exit(1) from None
     except (
         FileNotFoundError,

@@ -67,6 +67,7 @@ class SMConfig(_Strict):
     ldst_queue_entries: int | None = Field(
         default=None,
         ge=1,
+        le=2**16,
         description=(
             "memory instructions that may wait at once for the SM's LD/ST unit (issued, not "
             "yet taken by the L1); None: max_warps / schedulers, GPGPU-Sim's pipeline "
@@ -183,9 +184,11 @@ class L1Config(_Strict):
     line_bytes: int = Field(default=128, ge=32)
     sector_bytes: int = Field(default=32, ge=4)
     sectored: bool = False
-    mshr_entries: int = Field(ge=1)
-    mshr_max_merge: int = Field(default=8, ge=1)
-    miss_queue_entries: int = Field(default=16, ge=1, description="SM-to-NoC queue")
+    # upper bounds on the counts that size the cache simulator's arrays: far above any GPU
+    # (Accel-Sim's streaming L1s: thousands of entries), so that a typo fails here
+    mshr_entries: int = Field(ge=1, le=2**20)
+    mshr_max_merge: int = Field(default=8, ge=1, le=2**31 - 1)
+    miss_queue_entries: int = Field(default=16, ge=1, le=2**16, description="SM-to-NoC queue")
     write_policy: Literal["write_through", "write_back"] = "write_through"
     write_allocate: bool = False
     allocate_on: Literal["miss", "fill"] = Field(
@@ -258,10 +261,11 @@ class L2Config(_Strict):
     mshr_per_bank: int = Field(
         default=128,
         ge=1,
+        le=2**20,
         description="MSHR entries per bank, one per line in flight from DRAM; a miss that "
         "finds none free blocks its bank until one fills (GPGPU-Sim -gpgpu_cache:dl2 A:N)",
     )
-    mshr_max_merge: int = Field(default=8, ge=1)
+    mshr_max_merge: int = Field(default=8, ge=1, le=2**31 - 1)
     write_policy: Literal["write_back", "write_through"] = "write_back"
     write_allocate: bool = True
     set_index: Literal["linear", "ipoly", "xor"] = Field(

@@ -114,6 +114,12 @@ def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> Ap
         raise
     except ValueError as exc:
         raise WorkloadError(f"workload {name!r}: {exc}") from None
+    except MemoryError as exc:  # e.g. ctas=99999999999: numpy cannot allocate its arrays
+        sizes = ", ".join(f"{k}={v}" for k, v in typed.items())
+        raise WorkloadError(
+            f"workload {name!r} with {sizes or 'its defaults'} is too large to generate "
+            f"in this machine's memory ({exc})"
+        ) from None
 
 
 #: Prefix of a built-in workload spec, ``builtin:NAME?key=value&...``.
