@@ -101,6 +101,7 @@ Options that are not mapped are listed in one :class:`mdm.errors.MdmWarning`.
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 import shlex
@@ -113,8 +114,6 @@ from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError, MdmWarning
 
 __all__ = ["CacheSpec", "import_accelsim", "parse_options", "L2_NET_OVERHEAD_ICNT_CYCLES"]
-
-IntType = int  # the builtin, for annotations in _Reader (whose method ``int`` shadows it)
 
 #: Calibrated L2 round-trip cycles (icnt clock) beyond rop and L1 latency, per -network_mode.
 L2_NET_OVERHEAD_ICNT_CYCLES: dict[int, float] = {1: 26.0, 2: 13.0}
@@ -414,7 +413,11 @@ class _Reader:
         return int(x)
 
     def ints(
-        self, name: str, sep: str, n: IntType | None = None, default: str | None = None
+        self,
+        name: str,
+        sep: str,
+        n: builtins.int | None = None,  # the builtin: the method int shadows it here
+        default: str | None = None,
     ) -> list[float]:
         v = self.raw(name, default)
         parts = [p for p in v.split(sep) if p != ""]

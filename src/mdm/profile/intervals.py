@@ -90,11 +90,10 @@ class IntervalProfile:
         """Build a profile by hand (tests, examples)."""
         n = np.asarray(n_insts, dtype=np.float64)
         zeros = np.zeros_like(n)
-        miss = (
-            np.full_like(n, float(l2_miss_rate))
-            if isinstance(l2_miss_rate, int | float)
-            else np.asarray(l2_miss_rate, dtype=np.float64)
-        )
+        # one rate for every interval (any scalar, numpy's included), or one per interval
+        miss = np.asarray(l2_miss_rate, dtype=np.float64)
+        if miss.ndim == 0:
+            miss = np.full_like(n, float(miss))
         return cls(
             n_insts=n,
             stall=np.asarray(stall, dtype=np.float64),
