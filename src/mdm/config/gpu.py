@@ -530,16 +530,21 @@ def schema_fields(model: type[BaseModel] | None = None, prefix: str = "") -> lis
     return out
 
 
-def unknown_field_message(path: str) -> str:
-    """``unknown configuration field 'PATH'``, with the closest dotted fields of the
-    schema as suggestions when there are any."""
+def closest_fields_hint(path: str) -> str:
+    """``did you mean 'A' or 'B'?`` with the schema's dotted fields closest to ``path``
+    (or those with its last name, in another section), or "" when there are none."""
     names = schema_fields()
     close = difflib.get_close_matches(path, names, n=3, cutoff=0.6)
     if not close:  # e.g. the right leaf under the wrong section: "mshr_entries"
         leaf = path.rsplit(".", 1)[-1]
         close = [n for n in names if n.rsplit(".", 1)[-1] == leaf][:3]
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown configuration field {path!r}{hint}"
+    return f"did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def unknown_field_message(path: str) -> str:
+    """``unknown configuration field 'PATH'``, with :func:`closest_fields_hint`."""
+    hint = closest_fields_hint(path)
+    return f"unknown configuration field {path!r}" + (f"; {hint}" if hint else "")
 
 
 def translate_validation_error(exc: Exception, path: str | Path | None) -> ConfigError:
@@ -554,7 +559,7 @@ def translate_validation_error(exc: Exception, path: str | Path | None) -> Confi
         field = ".".join(str(x) for x in err["loc"]) or "(top level)"
         if err["type"] == "extra_forbidden":
             why = "unknown key"
-            hint = unknown_field_message(field).partition("; ")[2]
+            hint = closest_fields_hint(field)
             if hint:
                 why += f"; {hint}"
         elif err["type"] == "missing":
