@@ -43,7 +43,6 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     from mdm.config.load import load_gpu
     from mdm.memory import _core, cachesim
-    from mdm.memory.carveout import l1_may_allocate_on_fill
     from mdm.traces import open_trace
     from mdm.traces.workloads import WorkloadError, generate
 
@@ -61,7 +60,7 @@ _CHILD = textwrap.dedent(
     small = make(64)
     for _ in range(3):
         cachesim.simulate_app(small, g)
-    entry = _core._RUN_TIMED[bool(g.l1.sectored), bool(g.l2.sectored), l1_may_allocate_on_fill(g)]
+    entry = _core._RUN_TIMED[cachesim.issue_loop_key(g)]
     (cres,) = entry.overloads.values()
     lib = cres.library
     out = Path(out)

@@ -674,6 +674,7 @@ def simulate_kernel(
     )
     proc = np.zeros(inst.shape[0], np.int64)
     t_start = l2.time
+    l1_sectored, l2_sectored, may_fill = issue_loop_key(gpu)
     end = run_timed(
         lay.order,
         lay.blk_ptr,
@@ -697,9 +698,9 @@ def simulate_kernel(
         cargs,
         gpu.sm.scheduler_policy == "lrr",
         gpu.sm.schedulers,
-        l1_sectored=l1c.sectored,
-        l2_sectored=gpu.l2.sectored,
-        may_fill=l1_may_allocate_on_fill(gpu),
+        l1_sectored=l1_sectored,
+        l2_sectored=l2_sectored,
+        may_fill=may_fill,
     )
     l2.last_order = inst[perm[proc]]
     l2.last_sm = i_sm[proc]
@@ -825,14 +826,20 @@ def simulate_app(
     return CacheSimResult(config_name=gpu.name, kernels=out)
 
 
+def issue_loop_key(gpu: GPUConfig) -> tuple[bool, bool, bool]:
+    """``(L1 sectored, L2 sectored, L1 may allocate on fill)`` of ``gpu``: the flags
+    :func:`simulate_kernel` gives :func:`~mdm.memory.schedule.run_timed`, and the key of
+    its compiled entry in ``mdm.memory._core._RUN_TIMED``."""
+    return bool(gpu.l1.sectored), bool(gpu.l2.sectored), l1_may_allocate_on_fill(gpu)
+
+
 def issue_loop_cached(gpu: GPUConfig) -> bool:
     """Whether numba's on-disk cache holds a compiled issue loop for ``gpu``'s L1/L2
     sectoring and L1 fill policy, and the current source (read through numba's cache
     index, a private API: False when it cannot tell). A first simulation without it
     compiles the loop (30-60 s on one core)."""
     try:
-        key = bool(gpu.l1.sectored), bool(gpu.l2.sectored), l1_may_allocate_on_fill(gpu)
-        disp = _core._RUN_TIMED[key]
+        disp = _core._RUN_TIMED[issue_loop_key(gpu)]
         return bool(disp._cache._cache_file._load_index())  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
         return False
