@@ -269,6 +269,29 @@ def test_matches_slow_reference(warps: list, thr: float) -> None:
             assert np.all(p.stall[:-1] > 0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    regs=st.lists(
+        st.tuples(
+            st.lists(st.integers(-1, 300), max_size=2), st.lists(st.integers(-1, 300), max_size=3)
+        ),
+        max_size=12,
+    )
+)
+def test_scoreboard_covers_every_register_of_the_slice(regs: list) -> None:
+    """``_n_regs`` (the scoreboard's size, from one warp's slice since predictions
+    stopped scanning the whole kernel) exceeds every register the slice names."""
+    dst = np.full((len(regs), 2), -1, np.int16)
+    src = np.full((len(regs), 3), -1, np.int16)
+    for i, (d, s) in enumerate(regs):
+        dst[i, : len(d)] = d
+        src[i, : len(s)] = s
+    n = _n_regs(dst, src)
+    named = [r for d, s in regs for r in d + s if r >= 0]
+    assert n >= 1
+    assert n == (max(named) + 1 if named else 1)
+
+
 def test_whole_warp_load_latency() -> None:
     # pc 0: r = 40 / 10 = 4 requests, p1 = 0.5, p2 = 0.25
     q1 = 1 - 0.5**4
@@ -401,7 +424,7 @@ def _group_times(k, width: int) -> np.ndarray:  # noqa: ANN001
         lat_table().per_instruction(k.pc, k.iclass).astype(np.float64),
         width,
         True,
-        np.zeros(_n_regs(k), np.float64),
+        np.zeros(_n_regs(k.dst, k.src), np.float64),
         t,
     )
     return t
