@@ -224,6 +224,26 @@ def test_h100_preset_policy_is_the_probes():
     assert load_gpu("h100").sm.scheduler_policy == load_gpu("h200").sm.scheduler_policy == "gto"
 
 
+def test_h100_l2_merges_the_tile_reads_that_gemm_tiled_shares():
+    """The h100 preset's L2 merge limit (32, a lower bound): gemm_tiled, whose SMs read the
+    same tile lines at once, scales nearly linearly with the SM count on the H100 (the
+    committed axis), so its L2 does not stall on merge slots; with Accel-Sim's 4 (the
+    value v100 copies) the simulated L2 blocks its banks on those reads."""
+    from mdm.config import load_gpu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import generate
+
+    axes = pd.read_csv(HW / "h100" / "axes.csv")
+    sm8 = axes[(axes["case"] == "gemm_tiled") & (axes["experiment"] == "sm8")]
+    assert sm8["hw_ratio"].iloc[0] > 11  # 8 of 132 SMs: x12.0 measured
+    gpu = load_gpu("h100")
+    app = generate("gemm_tiled", M=256, N=256, K=64)
+    assert gpu.l2.mshr_max_merge >= 32
+    assert simulate_app(app, gpu).kernels[0].l2_blocked_cycles == 0
+    four = gpu.with_updates({"l2.mshr_max_merge": 4})
+    assert simulate_app(app, four).kernels[0].l2_blocked_cycles > 0
+
+
 @pytest.mark.parametrize("card", ["h100", "h200"])
 def test_committed_memory_table_is_the_current_simulation(card, tmp_path):
     """``memory`` rewrites <card>/memory.csv from the committed ncu profile and the
