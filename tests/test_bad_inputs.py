@@ -174,6 +174,35 @@ def test_sweep_folder_takes_a_corrected_spec_and_missing_traces_fail_first(
     assert calls == []  # found before any work item ran
 
 
+@pytest.mark.parametrize(
+    ("workload", "message"),
+    [
+        ({"name": "nosuch"}, r"workloads\.0: .*unknown workload 'nosuch'"),
+        ({"name": "stride", "params": {"gz": 32}}, r"workloads\.0: .*no parameter 'gz'"),
+        ({"name": "stride", "params": {"gs": "abc"}}, r"workloads\.0: .*gs must be a number"),
+        ({"name": "stride", "params": {"ctas": 2.5}}, r"workloads\.0: .*ctas must be an integer"),
+    ],
+)
+def test_sweep_spec_names_a_bad_builtin_workload_when_loaded(workload: dict, message: str) -> None:
+    """A built-in workload's name and parameters are checked with the spec, naming the
+    spec and the workload's entry, not later by a worker once the sweep has started."""
+    from mdm.explore.spec import parse_spec
+
+    with pytest.raises(ConfigError, match=message) as err:
+        parse_spec({"workloads": [workload]}, "s.yaml")
+    assert str(err.value).startswith("s.yaml")
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "", ".hidden", "two words", "x" * 101])
+def test_sweep_name_is_a_folder_name(name: str) -> None:
+    """The default output folder is sweep-NAME, so a name cannot hold a path."""
+    from mdm.explore.spec import parse_spec
+
+    with pytest.raises(ConfigError, match="field name"):
+        parse_spec({"name": name, "workloads": [{"name": "stride"}]})
+    assert parse_spec({"name": "mshr_vs-bw.2", "workloads": [{"name": "stride"}]})
+
+
 def test_damaged_store_meta_is_named(tmp_path: Path) -> None:
     from mdm.traces import open_trace
     from mdm.traces.store import save_store

@@ -75,6 +75,10 @@ class WorkloadSpec(_Strict):
             raise ValueError("give exactly one of 'name' (built-in workload) or 'trace' (path)")
         if self.trace is not None and self.params:
             raise ValueError("'params' only apply to built-in workloads, not to 'trace'")
+        if self.name is not None:  # its name and parameters now, not when a worker runs it
+            from mdm.traces.workloads import workload_params
+
+            workload_params(self.name, self.params)  # WorkloadError is a ValueError
         return self
 
     @property
@@ -93,7 +97,8 @@ class WorkloadSpec(_Strict):
 class SweepSpec(_Strict):
     """A validated sweep specification (see the module docstring)."""
 
-    name: str = "sweep"
+    #: the default output folder is ``sweep-NAME``: letters, digits, ``.``, ``_``, ``-``
+    name: str = Field(default="sweep", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     base: str = "mdm_pascal"
     deltas: dict[str, dict[str, Scalar]] = Field(default_factory=dict)
     grid: dict[str, list[Scalar]] = Field(default_factory=dict)

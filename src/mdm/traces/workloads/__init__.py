@@ -10,7 +10,7 @@ instructions; the size parameters scale them up.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -82,12 +82,11 @@ def _lookup(name: str) -> WorkloadSpec:
         ) from None
 
 
-def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> AppTrace:
-    """Generate workload ``name`` for ``seed`` with size ``params`` (others at defaults).
-
-    Raises :class:`WorkloadError` (an :class:`~mdm.errors.MdmError` and ``ValueError``)
-    for an unknown workload or parameter name, or an out-of-range value.
-    """
+def workload_params(name: str, params: Mapping[str, Any]) -> dict[str, int | float]:
+    """``params`` of workload ``name`` typed as its generator takes them (integers where
+    the default is one); raises :class:`WorkloadError` for an unknown workload or
+    parameter, text or a boolean, or a fraction for an integer parameter. Ranges are
+    the generator's to check (:func:`generate`)."""
     spec = _lookup(name)
     unknown = sorted(set(params) - set(spec.params))
     if unknown:
@@ -108,6 +107,17 @@ def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> Ap
             typed[key] = int(value)
         else:
             typed[key] = float(value)
+    return typed
+
+
+def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> AppTrace:
+    """Generate workload ``name`` for ``seed`` with size ``params`` (others at defaults).
+
+    Raises :class:`WorkloadError` (an :class:`~mdm.errors.MdmError` and ``ValueError``)
+    for an unknown workload or parameter name, or an out-of-range value.
+    """
+    spec = _lookup(name)
+    typed = workload_params(name, params)
     try:
         return spec.build(int(seed), **typed)
     except WorkloadError:
@@ -180,4 +190,5 @@ __all__ = [
     "md_class_of",
     "parse_builtin",
     "parse_param_value",
+    "workload_params",
 ]
