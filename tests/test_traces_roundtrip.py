@@ -405,3 +405,21 @@ def test_writer_batches_at_block_boundaries(
     whole = write_kernel(kt, tmp_path / "a.traceg").read_text()
     monkeypatch.setattr(acc, "WRITE_BATCH_BYTES", 1)  # every block is its own batch
     assert write_kernel(kt, tmp_path / "b.traceg").read_text() == whole
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=40), st.booleans())
+def test_popcount32_counts_the_set_bits(values: list[int], table: bool) -> None:
+    """Active lanes of a mask: numpy's bitwise_count, or the byte table without it."""
+    from mdm.traces import model
+
+    x = np.array(values, dtype=np.uint32)
+    saved = model._BITWISE_COUNT
+    try:
+        if table:
+            model._BITWISE_COUNT = None
+        got = model.popcount32(x)
+    finally:
+        model._BITWISE_COUNT = saved
+    assert got.dtype == np.int32
+    assert got.tolist() == [bin(v).count("1") for v in values]

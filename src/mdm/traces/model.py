@@ -332,11 +332,15 @@ AnyApp = AppTrace | LazyApp
 
 
 _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)  # numpy >= 2.0
 
 
 def popcount32(x: np.ndarray) -> np.ndarray:
-    """Vectorised population count of a uint32 array."""
+    """Vectorised population count of a uint32 array, as int32: numpy's ``bitwise_count``
+    (numpy >= 2.0; 10x faster than the byte table on 6.2 M masks), else a byte table."""
     x = np.asarray(x, dtype=np.uint32)
+    if _BITWISE_COUNT is not None:
+        return _BITWISE_COUNT(x).astype(np.int32)
     return (
         _POP8[x & 0xFF].astype(np.int32)
         + _POP8[(x >> 8) & 0xFF]
