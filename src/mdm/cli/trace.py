@@ -163,14 +163,9 @@ def gen(
     """Generate a built-in synthetic workload and write it."""
     with cli_errors():
         try:
-            from mdm.traces.workloads import WORKLOADS, generate, parse_param_value
+            from mdm.traces.workloads import generate, parse_param_value, workload_params
         except ImportError as exc:
             raise ConfigError(None, f"built-in workloads are not available: {exc}") from None
-        if workload not in WORKLOADS:
-            raise ConfigError(
-                None, f"unknown workload {workload!r}; expected one of {sorted(WORKLOADS)}"
-            )
-        defaults = dict(WORKLOADS[workload].params)
         params: dict[str, Any] = {}
         for item in param or []:
             key, sep, value = item.partition("=")
@@ -180,12 +175,7 @@ def gen(
         for name, given in (("gs", gs), ("ctas", ctas)):
             if given is not None:
                 params[name] = given
-        unknown = sorted(set(params) - set(defaults))
-        if unknown:
-            raise ConfigError(
-                None,
-                f"workload {workload!r} has no parameter(s) {unknown}; expected {sorted(defaults)}",
-            )
+        workload_params(workload, params)  # the name and parameters, before any work
         if compress not in (None, "xz", "gz"):
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         app_trace = generate(workload, seed=seed, **params)
