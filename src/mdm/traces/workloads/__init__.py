@@ -116,8 +116,8 @@ def generate(name: str, seed: int = 0, **params: int | float | str | bool) -> Ap
     Raises :class:`WorkloadError` (an :class:`~mdm.errors.MdmError` and ``ValueError``)
     for an unknown workload or parameter name, or an out-of-range value.
     """
-    spec = _lookup(name)
-    typed = workload_params(name, params)
+    typed = workload_params(name, params)  # the name is known from here on
+    spec = WORKLOADS[name]
     try:
         return spec.build(int(seed), **typed)
     except WorkloadError:
