@@ -81,6 +81,7 @@ def make_kernel(insts: list[tuple[int, list[int], int]], warps: int = 1) -> Kern
 
 
 LD, ST = int(InstrClass.LD_GLOBAL), int(InstrClass.ST_GLOBAL)
+LDS = int(InstrClass.LD_SHARED)
 
 
 # ---------------------------------------------------------------- coalescer
@@ -866,6 +867,32 @@ def test_lrr_gives_a_new_block_the_slot_its_predecessor_freed() -> None:
     assert last - first > 8
     nxt = {4: 1, 1: 5, 5: 3, 3: 4}
     assert all(nxt[a] == b for a, b in zip(w[first:last], w[first + 1 : last + 1], strict=True))
+
+
+@pytest.mark.parametrize(("policy", "pre"), [("lrr", int(InstrClass.INT)), ("gto", LDS)])
+@pytest.mark.parametrize(("n0", "n1", "order"), [(6, 2, [1, 0]), (2, 6, [0, 1])])
+def test_sms_reach_the_caches_in_time_order_after_running_ahead(
+    policy: str, pre: int, n0: int, n1: int, order: list[int]
+) -> None:
+    """Two SMs, one one-warp block each; warp ``i`` issues ``n_i`` instructions that
+    touch only its SM (integer ones under loose round robin, one per turn; shared-memory
+    loads under two GTO schedulers, a turn each), then one global load of the same line.
+    An SM whose turns touch only its own state runs them ahead of the other SM's clock
+    (:func:`mdm.memory._core._local_turn`), but the loads still reach the L1s and the L2
+    in the order of their issue times, whatever the SMs' indices: the warp with fewer
+    instructions before its load goes first, and its load is the one that misses the
+    L2 (the other finds it in flight)."""
+    warps = [[(pre, [0] * 32, 4)] * n + [(LD, [4096] * 32, 4)] for n in (n0, n1)]
+    k = make_kernel(warps[0] + warps[1])
+    k.grid = (2, 1, 1)
+    k.warp_ptr = np.array([0, n0 + 1, n0 + n1 + 2], np.int64)
+    k.warp_block = np.array([0, 1], np.int32)
+    k.warp_id = np.zeros(2, np.int32)
+    g = gpu().with_updates({"sm.scheduler_policy": policy, "sm.schedulers": 2})
+    state = _L2State(g)
+    s = simulate_kernel(k, g, l2=state, blocks_per_sm=1, track_warps=[0, 1])
+    assert (np.searchsorted(k.warp_ptr, state.last_order, side="right") - 1).tolist() == order
+    assert [int(s.warps[w].l2_misses.sum()) for w in (0, 1)] == [int(w == order[0]) for w in (0, 1)]
 
 
 def _two_sm_kernel(line0: int, line1: int) -> KernelTrace:
