@@ -1316,9 +1316,9 @@ def run_timed(
     its next turn without consulting the tournament if that turn is local too, since
     such turns commute with the other SMs' steps; a turn that is not local waits for
     its place in the tournament's order, and a slot event due by the SM's clock hands
-    the order back to it. Every counter and time is as in the strict order (414 result
-    sets compared, docs/measurement-log.md), while instruction-heavy kernels skip most
-    tournament steps: gemm_tiled 1.7-2.2x faster. The LD/ST-unit
+    the order back to it. Every counter and time is as in the strict order
+    (``benchmarks/cachesim_fingerprint.py``: 258 result sets), while instruction-heavy
+    kernels skip most tournament steps: gemm_tiled 1.7-2.2x faster. The LD/ST-unit
     instructions are listed apart (``ldst_pos``: their positions in the kernel, ascending;
     ``ldst_mem``: the memory instruction, >= 0 global, -2 shared/constant), so the loop
     steps over the other instructions without reading a per-instruction array (each
