@@ -1769,7 +1769,6 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Ca
         prev = -1
         multi = n_sched > 1 and not lrr
         ahead = -1  # the SM that runs ahead of the tournament (its local turns)
-        tmin = np.inf
         while True:
             if ahead >= 0:
                 # the SM of the last turn goes on without the tournament while its
@@ -1786,54 +1785,52 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Ca
                     prev = -1
                 sm = tree[1]
                 tmin = clock[_u(sm)] if sm >= 0 else np.inf
-            # a slot is free before any SM's next step (in the tournament's order)
-            if ahead < 0 and hn[0] > 0 and ht[0] <= tmin:
-                e = ht[0]
-                s = hs[0]
-                _pop(ht, hq, hs, hn)
-                b = hn[2]
-                if b >= n_blk:
-                    continue  # no block left
-                hn[2] = b + 1
-                n = 0
-                for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
-                    if nxt[_u(p)] < wend[_u(p)]:
-                        ready[_u(p)] = e
-                        n += 1
-                live[_u(b)] = n
-                bend[_u(b)] = e
-                if e > end:
-                    end = e
-                if n == 0:  # a block without segments ends at once
-                    _push(ht, hq, hs, hn, e, s)
+                if hn[0] > 0 and ht[0] <= tmin:  # a slot is free before any SM's next step
+                    e = ht[0]
+                    s = hs[0]
+                    _pop(ht, hq, hs, hn)
+                    b = hn[2]
+                    if b >= n_blk:
+                        continue  # no block left
+                    hn[2] = b + 1
+                    n = 0
+                    for p in range(blk_ptr[_u(b)], blk_ptr[_u(b + 1)]):
+                        if nxt[_u(p)] < wend[_u(p)]:
+                            ready[_u(p)] = e
+                            n += 1
+                    live[_u(b)] = n
+                    bend[_u(b)] = e
+                    if e > end:
+                        end = e
+                    if n == 0:  # a block without segments ends at once
+                        _push(ht, hq, hs, hn, e, s)
+                        continue
+                    k = nres[_u(s)]  # GTO: the youngest resident block
+                    if multi or lrr:  # its slot: the lowest free one (find_available_hwtid)
+                        free = 0
+                        j = 0
+                        while j < k:
+                            if rslot[_u(s), _u(j)] == free:
+                                free += 1
+                                j = 0
+                            else:
+                                j += 1
+                        if lrr:  # resident blocks in slot order: slots 0 .. free - 1 come first
+                            for j in range(k, free, -1):
+                                res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
+                                rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
+                            k = free
+                        rslot[_u(s), _u(k)] = free
+                    if multi:  # a new block's warps are ready at e: lower every scheduler's bound
+                        for sc in range(n_sched):
+                            if e < ssoon[_u(s), _u(sc)]:
+                                ssoon[_u(s), _u(sc)] = e
+                    res[_u(s), _u(k)] = b
+                    nres[_u(s)] += 1
+                    if waiting[_u(s)] and e < clock[_u(s)]:
+                        clock[_u(s)] = e
+                        prev = s
                     continue
-                k = nres[_u(s)]  # GTO: the youngest resident block
-                if multi or lrr:  # its slot: the lowest free one (find_available_hwtid)
-                    free = 0
-                    j = 0
-                    while j < k:
-                        if rslot[_u(s), _u(j)] == free:
-                            free += 1
-                            j = 0
-                        else:
-                            j += 1
-                    if lrr:  # resident blocks in slot order: slots 0 .. free - 1 come first
-                        for j in range(k, free, -1):
-                            res[_u(s), _u(j)] = res[_u(s), _u(j - 1)]
-                            rslot[_u(s), _u(j)] = rslot[_u(s), _u(j - 1)]
-                        k = free
-                    rslot[_u(s), _u(k)] = free
-                if multi:  # a new block's warps are ready at e: lower every scheduler's bound
-                    for sc in range(n_sched):
-                        if e < ssoon[_u(s), _u(sc)]:
-                            ssoon[_u(s), _u(sc)] = e
-                res[_u(s), _u(k)] = b
-                nres[_u(s)] += 1
-                if waiting[_u(s)] and e < clock[_u(s)]:
-                    clock[_u(s)] = e
-                    prev = s
-                continue
-            if ahead < 0:
                 if not tmin < np.inf:
                     break
                 t = tmin
