@@ -205,9 +205,11 @@ def test_l2_blocking_reported_per_cause() -> None:
     """Per kernel, the JSON gives the cache simulation's L2 bank blocking by cause per
     bank (``mdm.pipeline.l2_blocking``): with one L2 MSHR entry per bank the stride
     kernel's misses wait for entries, with 4,096 none does; no read overflows a merge
-    entry (each line is read by one warp)."""
+    entry (each line is read by one warp). The input copy does not fill the L2
+    (``l2.fill_on_memcpy``: its 56 CTAs' input fits and would never miss)."""
     for entries in (1, 4096):
-        kernel, _, stats, gpu = _predict_stride({"l2.mshr_per_bank": entries})
+        upd = {"l2.mshr_per_bank": entries, "l2.fill_on_memcpy": False}
+        kernel, _, stats, gpu = _predict_stride(upd)
         banks = gpu.l2.banks
         assert kernel["l2_blocking"] == pytest.approx(
             {

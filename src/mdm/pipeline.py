@@ -60,7 +60,7 @@ from mdm.profile.interval import (
     shared_bank_passes,
 )
 from mdm.profile.representative import representative_warp
-from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, popcount32
+from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, Memcpy, popcount32
 
 #: Line size of the architecture-independent coalescing test (bytes).
 COALESCE_LINE_BYTES = 128
@@ -76,6 +76,9 @@ class PreparedKernel:
     mix: InstructionMix
     total_warp_insts: int
     total_thread_insts: int
+    #: the host-to-device copies listed between the previous kernel and this one, which
+    #: the cache simulation applies first (``l2.fill_on_memcpy``)
+    copies: tuple[Memcpy, ...] = ()
 
 
 @dataclass
@@ -157,8 +160,11 @@ def instruction_mix(kernel: KernelTrace) -> InstructionMix:
     )
 
 
-def prepare_kernel(kernel: KernelTrace, index: int = 0) -> PreparedKernel:
-    """Representative warp, mix and totals of one kernel."""
+def prepare_kernel(
+    kernel: KernelTrace, index: int = 0, copies: tuple[Memcpy, ...] = ()
+) -> PreparedKernel:
+    """Representative warp, mix and totals of one kernel (``copies``: the host-to-device
+    copies listed just before it)."""
     rep = representative_warp(kernel) if kernel.n_warps else 0
     return PreparedKernel(
         index=index,
@@ -167,12 +173,13 @@ def prepare_kernel(kernel: KernelTrace, index: int = 0) -> PreparedKernel:
         mix=instruction_mix(kernel),
         total_warp_insts=kernel.n_instructions,
         total_thread_insts=int(popcount32(kernel.mask).sum(dtype=np.int64)),
+        copies=copies,
     )
 
 
 def prepare(app: AppTrace) -> PreparedApp:
     """Architecture-independent preparation of every kernel of ``app`` (once per trace)."""
-    return PreparedApp(app=app, kernels=[prepare_kernel(k, i) for i, k in enumerate(app.kernels)])
+    return PreparedApp(app=app, kernels=list(_prepared_stream(app)))
 
 
 def _md(v: float | None, missing: float | None) -> float | None:
@@ -468,12 +475,18 @@ def kernel_input(
 
 
 def _prepared_stream(app: AnyApp) -> Iterator[PreparedKernel]:
-    """:func:`prepare_kernel` of each kernel as a pass over ``app`` reaches it."""
+    """:func:`prepare_kernel` of each kernel as a pass over ``app`` reaches it, with the
+    host-to-device copies listed since the previous kernel."""
     i = 0
-    for k in app.iter_kernels():
-        yield prepare_kernel(k, i)
+    copies: list[Memcpy] = []
+    for cmd in app.iter_commands():
+        if isinstance(cmd, Memcpy):
+            copies.append(cmd)
+            continue
+        yield prepare_kernel(cmd, i, tuple(copies))
         i += 1
-        del k  # not kept alive while the next kernel is read
+        copies = []
+        del cmd  # a kernel is not kept alive while the next one is read
 
 
 def predict_app(
@@ -563,7 +576,11 @@ def predict_app_configs(
         sim = AppSimulator(sim_cfg)
 
     def stats_of(pk: PreparedKernel) -> KernelCacheStats:
-        return sim.simulate(pk.kernel) if cache is None else cache.kernels[pk.index]
+        if cache is not None:
+            return cache.kernels[pk.index]
+        for c in pk.copies:  # the copies listed before the kernel
+            sim.copy(c)
+        return sim.simulate(pk.kernel)
 
     inputs: list[list[KernelInput]] = [[] for _ in gpus]
     preds: list[dict[str, list[KernelPrediction]]] = [{m: [] for m in instances} for _ in gpus]

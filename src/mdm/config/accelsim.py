@@ -63,7 +63,9 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   ``l2.sub_partition_bits`` are the mapping string's lowest ``log2`` (sub-partitions)
   ``B`` bits (GPGPU-Sim's ``sub_partition_id_mask``; ``...RBBBCCCC.BCCSSSSS`` gives bit
   7, ``...RBBBCCCB.CCCSSSSS`` bit 8); ``l2.set_index`` ``L``, ``P`` or ``X`` (bitwise
-  XOR); ``l1.banks`` from ``-gpgpu_l1_banks``.
+  XOR); ``l1.banks`` from ``-gpgpu_l1_banks``; ``l2.fill_on_memcpy`` from
+  ``-gpgpu_perf_sim_memcpy`` (GPGPU-Sim's default 1: the trace's host-to-device copies
+  fill the L2).
 * NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
   carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
   flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
@@ -441,6 +443,14 @@ class _Reader:
         return CacheSpec.parse(self.raw(name), f"{self.where(name)}: option {name}")
 
 
+def _flag(r: _Reader, name: str, default: int) -> bool:
+    """A GPGPU-Sim boolean option (``OPT_BOOL``: 0 or 1)."""
+    x = r.int(name, default)
+    if x not in (0, 1):
+        raise ConfigError(None, f"{r.where(name)}: option {name}: expected 0 or 1, got {x}")
+    return bool(x)
+
+
 def _timing(r: _Reader) -> dict[str, float]:
     v = r.raw("-gpgpu_dram_timing_opt", "")
     out: dict[str, float] = {}
@@ -688,6 +698,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         "bank_index": _PARTITION_INDEX[part],
         "sub_partition_bits": sub_bits,
         "hit_latency_ns": l2_hit_ns,
+        "fill_on_memcpy": _flag(r, "-gpgpu_perf_sim_memcpy", 1),
     }
 
     # ---- NoC ----------------------------------------------------------------

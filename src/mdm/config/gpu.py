@@ -295,6 +295,12 @@ class L2Config(_Strict):
         "group of sectors around the missed one (CUDA's cudaLimitMaxL2FetchGranularity); "
         "None: one sector (the line when not sectored)",
     )
+    fill_on_memcpy: bool = Field(
+        default=False,
+        description="host-to-device copies (MemcpyHtoD in kernelslist.g) leave the copied "
+        "sectors in the L2, valid and clean, most recent last (GPGPU-Sim "
+        "-gpgpu_perf_sim_memcpy, default 1); false: the copies do not touch the L2",
+    )
 
     @model_validator(mode="after")
     def _geometry(self) -> L2Config:

@@ -107,7 +107,10 @@ Model (all choices the papers leave open are listed here):
   first read (lazy fetch-on-read); dirty victims are written to DRAM (dirty sectors,
   or the whole line when not sectored). The L2 persists across the kernels of an app
   and is not flushed at the end. L2 misses to a line in flight are L2 pending hits
-  (``l2_pending_hits``), not misses; the MSHRs are above.
+  (``l2_pending_hits``), not misses; the MSHRs are above. With ``l2.fill_on_memcpy``
+  (Accel-Sim ``-gpgpu_perf_sim_memcpy 1``, its default) the host-to-device copies listed
+  before a kernel fill the L2 with the copied sectors, valid and clean
+  (:mod:`mdm.memory.memcpy`); without it (the schema's default) they leave it as it is.
 * **DRAM** bytes: a non-sectored L2 moves whole lines, a sectored one sectors.
 
 Not supported (a :class:`~mdm.errors.ConfigError` says so): a write-back L1, L1 and L2
@@ -142,6 +145,7 @@ from mdm.memory.coalesce import (
     memory_kinds,
 )
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
+from mdm.memory.memcpy import copy_to_l2
 from mdm.memory.schedule import (
     TimedLayout,
     kernel_segments,
@@ -156,7 +160,7 @@ from mdm.memory.stats import (
     PCStats,
     WarpMemTrace,
 )
-from mdm.traces.model import AnyApp, InstrClass, KernelTrace
+from mdm.traces.model import AnyApp, InstrClass, KernelTrace, Memcpy
 
 _COUNTER_FIELDS = {
     _core.C_L1_RD: "l1_read_accesses",
@@ -278,6 +282,7 @@ def cache_key(gpu: GPUConfig, timing: bool = True) -> tuple:
         l2.bank_interleave_bytes,
         l2.sub_partition_bits,
         l2.fetch_bytes,
+        l2.fill_on_memcpy,
         t("l2.hit_latency_ns"),
         t("dram.latency_ns"),
         # timing (mdm.memory._core._run_kernel, mdm.memory.schedule.run_timed)
@@ -782,9 +787,10 @@ class AppSimulator:
     """Simulate an application's kernels one at a time, in launch order.
 
     The L2 (contents, bank ports, DRAM queues) and the simulated clock carry over from
-    one kernel to the next; the L1s start empty for each kernel. :func:`simulate_app`
-    is a loop over :meth:`simulate`; a caller that streams the kernels
-    (:class:`~mdm.traces.model.LazyApp`) holds one kernel at a time.
+    one kernel to the next; the L1s start empty for each kernel. Host-to-device copies
+    between kernels go to :meth:`copy` (they fill the L2 when ``l2.fill_on_memcpy``).
+    :func:`simulate_app` is a loop over the trace's commands; a caller that streams the
+    kernels (:class:`~mdm.traces.model.LazyApp`) holds one kernel at a time.
     """
 
     def __init__(self, gpu: GPUConfig) -> None:
@@ -801,6 +807,12 @@ class AppSimulator:
         """The next kernel's statistics (see :func:`simulate_kernel`)."""
         return simulate_kernel(kernel, self.gpu, self._l2, track_warps, blocks_per_sm)
 
+    def copy(self, memcpy: Memcpy) -> int:
+        """A host-to-device copy before the next kernel: its sectors fill the L2 when
+        ``l2.fill_on_memcpy`` (:mod:`mdm.memory.memcpy`); returns the sector steps
+        installed (0 when the option is off)."""
+        return copy_to_l2(self._l2, self.gpu, memcpy.addr, memcpy.nbytes)
+
 
 def simulate_app(
     app: AnyApp,
@@ -808,7 +820,9 @@ def simulate_app(
     track_warps: dict[int, Sequence[int]] | None = None,
     blocks_per_sm: Sequence[int] | None = None,
 ) -> CacheSimResult:
-    """Simulate every kernel of ``app`` in order; the L2 persists, the L1s are flushed.
+    """Simulate every kernel of ``app`` in order; the L2 persists, the L1s are flushed,
+    and the host-to-device copies listed between the kernels fill the L2 when
+    ``l2.fill_on_memcpy`` (:meth:`AppSimulator.copy`).
 
     ``track_warps`` maps a kernel index in ``app.kernels`` to warp indices whose
     per-instruction counters are kept. ``blocks_per_sm`` (per kernel) overrides the
@@ -818,11 +832,14 @@ def simulate_app(
     sim = AppSimulator(gpu)
     out = []
     ki = 0
-    for kernel in app.iter_kernels():
+    for cmd in app.iter_commands():
+        if isinstance(cmd, Memcpy):
+            sim.copy(cmd)
+            continue
         bps = None if blocks_per_sm is None else blocks_per_sm[ki]
-        out.append(sim.simulate(kernel, (track_warps or {}).get(ki), bps))
+        out.append(sim.simulate(cmd, (track_warps or {}).get(ki), bps))
         ki += 1
-        del kernel  # not kept alive while the next kernel is read
+        del cmd  # a kernel is not kept alive while the next one is read
     return CacheSimResult(config_name=gpu.name, kernels=out)
 
 
