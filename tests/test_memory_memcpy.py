@@ -9,6 +9,9 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_memory_cachesim import BASE, LD, make_kernel
 from typer.testing import CliRunner
 
 from mdm.cli.main import app as cli_app
@@ -18,13 +21,11 @@ from mdm.errors import ConfigError, MdmWarning
 from mdm.memory import AppSimulator, cache_key, simulate_app
 from mdm.memory._core import find_way
 from mdm.memory.cachesim import _L2State
-from mdm.memory.memcpy import copy_steps, copy_to_l2
+from mdm.memory.memcpy import copy_steps, copy_to_l2, first_live_step, install_steps
 from mdm.pipeline import predict_app, prepare
-from mdm.traces.model import AppTrace, InstrClass, Memcpy
+from mdm.traces.model import AppTrace, Memcpy
 from mdm.traces.store import save_store
-from tests.test_memory_cachesim import BASE, make_kernel
 
-LD = int(InstrClass.LD_GLOBAL)
 L2_LINES = 128  # BASE: 16 KB L2 of 128 B lines (2 banks x 16 sets x 4 ways)
 
 
@@ -170,3 +171,48 @@ def imported_from(path) -> GPUConfig:  # noqa: ANN001
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return import_accelsim(path)
+
+
+def _contents(state: _L2State) -> list[list[tuple[int, int, int, int]]]:
+    """Per set, its valid lines from least to most recently used, with their valid,
+    dirty and partial masks (way positions aside)."""
+    out = []
+    for b in range(state.tags.shape[0]):
+        for s in range(state.tags.shape[1]):
+            ways = [w for w in range(state.tags.shape[2]) if state.tags[b, s, w] >= 0]
+            ways.sort(key=lambda w: state.lru[b, s, w])
+            out.append(
+                [(int(state.tags[b, s, w]), int(state.valid[b, s, w]), int(state.dirty[b, s, w]),
+                  int(state.partial[b, s, w])) for w in ways]
+            )  # fmt: skip
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4 * L2_LINES * 128), st.integers(0, 3 * L2_LINES * 128))),
+    st.integers(0, 64 * L2_LINES * 128),
+    st.integers(1, 40 * L2_LINES * 128),
+    st.booleans(),
+)
+def test_skipping_the_dead_head_of_a_copy_gives_the_same_l2(
+    before: list[tuple[int, int]], addr: int, nbytes: int, sectored: bool
+) -> None:
+    """Installing a large copy from its first live step leaves every set with the same
+    lines, masks and LRU order as installing every step (after any earlier copies)."""
+    g = gpu(sectored=sectored)
+    full, cut = _L2State(g), _L2State(g)
+    for a, n in before:
+        for state in (full, cut):
+            install_steps(state, g, a, n, 0)
+    install_steps(full, g, addr, nbytes, 0)
+    copy_to_l2(cut, g, addr, nbytes)
+    assert _contents(cut) == _contents(full)
+
+
+def test_a_large_copy_installs_about_twice_the_l2() -> None:
+    g = gpu()
+    n = 40 * L2_LINES * 4  # 40 x the L2, 4 steps per line
+    start = first_live_step(g, 0, n * 32)
+    assert 0 < n - start <= 4 * L2_LINES * 4  # the last chunk of 2 x the L2's lines
+    assert first_live_step(g, 0, (L2_LINES - 1) * 128) == 0  # too small to fill it

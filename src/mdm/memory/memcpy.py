@@ -22,7 +22,8 @@ reads data copied just before it finds them in the L2 as far as they fit. What
 Steps use ``l2.sector_bytes`` (32 B in every GPGPU-Sim configuration) and the cache
 simulator's L2 bank and set mapping (:func:`mdm.memory.hashing.l2_bank_and_set`). Copies
 are applied in chunks of :data:`CHUNK_STEPS` steps, so a copy of many GB needs no array
-of its size.
+of its size, and from the first step that can still be in the L2 at the copy's end
+(:func:`first_live_step`: the same L2, tested).
 """
 
 from __future__ import annotations
@@ -103,16 +104,53 @@ def install(
         merges[b, s, w, k] = 0
 
 
+def first_live_step(gpu: GPUConfig, addr: int, nbytes: int) -> int:
+    """The first step of a copy whose line can still be in the L2 when the copy ends:
+    the start of the shortest suffix, cut at a line boundary and found in chunks of
+    twice the L2's lines from the end, that brings at least ``l2.ways`` lines to every set
+    of every bank; 0 when no suffix does. Installing only from there gives the same L2
+    (:func:`copy_to_l2`): a copy's lines are distinct (its addresses increase), so the
+    suffix alone fills every way of every set with its own lines, newest last, and each
+    line before it is evicted before the copy ends; what the earlier steps did to the
+    set (victims, stamps) is overwritten. A copy many times the L2 (an application's
+    input arrays) then costs about a pass over the L2's capacity."""
+    l2 = gpu.l2
+    step, line_bytes = l2.sector_bytes, l2.line_bytes
+    n = -(-nbytes // step)
+    first_line, last_line = addr // line_bytes, (addr + (n - 1) * step) // line_bytes
+    if (last_line - first_line + 1) < l2.banks * l2.sets_per_bank * l2.ways:
+        return 0  # too few lines to fill the L2
+    count = np.zeros(l2.banks * l2.sets_per_bank, np.int64)
+    chunk = 2 * count.size * l2.ways  # lines per pass: twice the L2's
+    chunk = min(chunk, max(CHUNK_STEPS * step // line_bytes, 1))
+    hi = last_line + 1
+    while hi > first_line:
+        lo = max(first_line, hi - chunk)
+        bank, l2set = l2_bank_and_set(np.arange(lo, hi, dtype=np.int64), gpu)
+        count += np.bincount(bank.astype(np.int64) * l2.sets_per_bank + l2set, minlength=count.size)
+        if count.min() >= l2.ways:  # the steps of lines lo .. last_line suffice
+            return max(0, -(-(lo * line_bytes - addr) // step))
+        hi = lo
+    return 0
+
+
 def copy_to_l2(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int) -> int:
     """Install a host-to-device copy in the L2 arrays of ``state`` (an
-    :class:`mdm.memory.cachesim._L2State` of ``gpu``); returns the number of steps.
-    Nothing happens unless ``gpu.l2.fill_on_memcpy``."""
+    :class:`mdm.memory.cachesim._L2State` of ``gpu``), from its :func:`first_live_step`;
+    returns the number of steps installed. Nothing happens unless
+    ``gpu.l2.fill_on_memcpy``."""
     if not gpu.l2.fill_on_memcpy or nbytes <= 0:
         return 0
+    return install_steps(state, gpu, addr, nbytes, first_live_step(gpu, addr, nbytes))
+
+
+def install_steps(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int, start: int) -> int:
+    """:func:`install` the steps ``start ..`` of a copy, :data:`CHUNK_STEPS` at a time;
+    returns their number."""
     l2 = gpu.l2
     step = l2.sector_bytes
     n = -(-nbytes // step)
-    for k0 in range(0, n, CHUNK_STEPS):
+    for k0 in range(start, n, CHUNK_STEPS):
         k1 = min(n, k0 + CHUNK_STEPS)
         lines, sector = copy_steps(addr + k0 * step, (k1 - k0) * step, step, l2.line_bytes)
         bank, l2set = l2_bank_and_set(lines, gpu)
@@ -120,4 +158,4 @@ def copy_to_l2(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int) -> int:
             state.tags, state.lru, state.valid, state.dirty, state.partial, state.fill,
             state.merges, state.stamp, bank, l2set, lines, sector,
         )  # fmt: skip
-    return n
+    return max(n - start, 0)
