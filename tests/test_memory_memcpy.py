@@ -210,6 +210,25 @@ def test_skipping_the_dead_head_of_a_copy_gives_the_same_l2(
     assert _contents(cut) == _contents(full)
 
 
+@pytest.mark.parametrize("again", [False, True])
+def test_a_buffer_copied_twice_is_installed_whole(again: bool) -> None:
+    """A copy whose live suffix is already resident (the same buffer copied again, the
+    second time after an L2's worth of other lines) is installed from its first step:
+    the resident suffix lines keep their old stamps (a valid sector's copy does not
+    refresh them), so skipping the head would change the LRU order."""
+    g = gpu()
+    nbytes = 8 * L2_LINES * 128
+    full, cut = _L2State(g), _L2State(g)
+    for state in (full, cut):
+        install_steps(state, g, 0, nbytes, 0)
+        if again:  # newer lines in every set: the copy's own lines are the oldest
+            install_steps(state, g, 100 * L2_LINES * 128, L2_LINES * 128 // 2, 0)
+    install_steps(full, g, 0, nbytes, 0)
+    n = copy_to_l2(cut, g, 0, nbytes)
+    assert n == nbytes // 32  # every step: the suffix is resident
+    assert _contents(cut) == _contents(full)
+
+
 def test_a_large_copy_installs_about_twice_the_l2() -> None:
     g = gpu()
     n = 40 * L2_LINES * 4  # 40 x the L2, 4 steps per line

@@ -23,7 +23,8 @@ Steps use ``l2.sector_bytes`` (32 B in every GPGPU-Sim configuration) and the ca
 simulator's L2 bank and set mapping (:func:`mdm.memory.hashing.l2_bank_and_set`). Copies
 are applied in chunks of :data:`CHUNK_STEPS` steps, so a copy of many GB needs no array
 of its size, and from the first step that can still be in the L2 at the copy's end
-(:func:`first_live_step`: the same L2, tested).
+(:func:`first_live_step`) when the lines from there on are new to the L2 (the same L2,
+tested).
 """
 
 from __future__ import annotations
@@ -134,14 +135,40 @@ def first_live_step(gpu: GPUConfig, addr: int, nbytes: int) -> int:
     return 0
 
 
+@njit(cache=True)
+def any_resident(tags: np.ndarray, bank: np.ndarray, l2set: np.ndarray, lines: np.ndarray) -> bool:
+    """Whether any of ``lines`` (in bank ``bank``, set ``l2set``) is in the L2."""
+    for i in range(lines.shape[0]):
+        if find_way(tags, np.int64(bank[i]), np.int64(l2set[i]), lines[i]) >= 0:
+            return True
+    return False
+
+
 def copy_to_l2(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int) -> int:
     """Install a host-to-device copy in the L2 arrays of ``state`` (an
-    :class:`mdm.memory.cachesim._L2State` of ``gpu``), from its :func:`first_live_step`;
+    :class:`mdm.memory.cachesim._L2State` of ``gpu``), from its :func:`first_live_step`
+    when none of the lines from there on is in the L2 already, else from its first step;
     returns the number of steps installed. Nothing happens unless
-    ``gpu.l2.fill_on_memcpy``."""
+    ``gpu.l2.fill_on_memcpy``.
+
+    Why the condition: the cut gives the same L2 when every line of the suffix is new to
+    its set, so that the suffix's first ``l2.ways`` lines in a set overwrite whatever the
+    earlier steps left there. A suffix line already resident (a buffer copied twice)
+    would keep its old LRU stamp (a valid sector's copy does not refresh it) where,
+    without the cut, the earlier steps could have evicted it first."""
     if not gpu.l2.fill_on_memcpy or nbytes <= 0:
         return 0
-    return install_steps(state, gpu, addr, nbytes, first_live_step(gpu, addr, nbytes))
+    l2 = gpu.l2
+    start = first_live_step(gpu, addr, nbytes)
+    if start > 0:
+        step = l2.sector_bytes
+        first = (addr + start * step) // l2.line_bytes
+        last = (addr + (-(-nbytes // step) - 1) * step) // l2.line_bytes
+        lines = np.arange(first, last + 1, dtype=np.int64)
+        bank, l2set = l2_bank_and_set(lines, gpu)
+        if any_resident(state.tags, bank, l2set, lines):
+            start = 0
+    return install_steps(state, gpu, addr, nbytes, start)
 
 
 def install_steps(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int, start: int) -> int:
