@@ -33,7 +33,7 @@ import pandas as pd
 from mdm.config.accelsim import import_accelsim
 from mdm.config.gpu import GPUConfig
 from mdm.errors import MdmError
-from mdm.explore.validate import _spearman
+from mdm.explore.validate import _spearman, run_options
 from mdm.memory import simulate_app, with_timing_of
 from mdm.pipeline import predict_app, prepare
 from mdm.traces import open_trace
@@ -62,8 +62,9 @@ def main() -> None:
         p = prepared[key]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            gpu = import_accelsim(
-                ref / "configs" / r["arch"] / "gpgpusim.config", r["extra_options"]
+            gpu = import_accelsim(  # with the launch latencies the run's log shows
+                ref / "configs" / r["arch"] / "gpgpusim.config",
+                run_options(ref, r["run_id"], r["extra_options"]),
             )
         if a.streaming_l1:
             gpu = gpu.model_copy(update={"l1": gpu.l1.model_copy(update={"allocate_on": "fill"})})
@@ -73,7 +74,8 @@ def main() -> None:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     baselines[r["arch"]] = import_accelsim(
-                        ref / "configs" / r["arch"] / "gpgpusim.config", ""
+                        ref / "configs" / r["arch"] / "gpgpusim.config",
+                        run_options(ref, r["run_id"], ""),
                     )
             sim = with_timing_of(gpu, baselines[r["arch"]])
         try:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mdm.config.accelsim import import_accelsim
+from mdm.explore.validate import run_options
 from mdm.memory import simulate_app
 from mdm.pipeline import predict_app, prepare
 from mdm.traces import open_trace
@@ -48,7 +49,9 @@ def main() -> None:
     isa = res["isa"].iloc[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        base = import_accelsim(a.reference / "configs" / a.arch / "gpgpusim.config", "")
+        # the launch latencies the reference's runs used (their logs' option dumps)
+        logged = run_options(a.reference, str(res["run_id"].iloc[0]).strip(), "")
+        base = import_accelsim(a.reference / "configs" / a.arch / "gpgpusim.config", logged)
     counts = list(range(a.start, a.stop + 1, a.step))
     names = a.workload or sorted(res["workload"].unique())
     worst: dict[str, tuple[float, str, int]] = {}

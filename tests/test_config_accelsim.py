@@ -152,16 +152,35 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
 
 
 def test_sm7_qv100_config_matches_preset(reference_dir):
-    gpu, warns = _import(reference_dir / "configs" / "SM7_QV100")
+    # as the reference's runs used it: no launch latency (set on their command line)
+    gpu, warns = _import(reference_dir / "configs" / "SM7_QV100", "-gpgpu_kernel_launch_latency 0")
     _compare(
         gpu,
         load_gpu("sm7_qv100"),
         {"l2.hit_latency_ns", "dram.bandwidth_gbps", "noc.bandwidth_gbps"},
     )
     assert len(warns) == 1 and "-dram_dual_bus_interface" in str(warns[0].message)
-    # the folder (and load_gpu) goes through the importer too
+    # the folder (and load_gpu) goes through the importer too, with the file's latency
+    text = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
+    launch = int(re.search(r"^-gpgpu_kernel_launch_latency\s+(\d+)", text, re.M).group(1))
     with pytest.warns(MdmWarning, match="options not mapped"):
-        assert load_gpu(reference_dir / "configs" / "SM7_QV100") == gpu
+        assert load_gpu(reference_dir / "configs" / "SM7_QV100") == gpu.model_copy(
+            update={"kernel_launch_ns": launch / gpu.core_clock_mhz * 1e3}
+        )
+
+
+def test_launch_latencies_mapped(reference_dir):
+    """``-gpgpu_kernel_launch_latency`` (core cycles) gives ``kernel_launch_ns``; a
+    per-block ``-gpgpu_TB_launch_latency`` is said in the warning, not modelled."""
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    gpu, warns = _import(path, "-gpgpu_kernel_launch_latency 2800")
+    assert gpu.kernel_launch_cycles == pytest.approx(2800)
+    assert not any("-gpgpu_kernel_launch_latency" in str(w.message) for w in warns)
+    gpu, warns = _import(path, "-gpgpu_TB_launch_latency 3")
+    assert gpu.kernel_launch_cycles == 0
+    assert any("-gpgpu_TB_launch_latency 3" in str(w.message) for w in warns)
+    with pytest.raises(ConfigError, match="-gpgpu_kernel_launch_latency: expected cycles >= 0"):
+        import_accelsim(path, "-gpgpu_kernel_launch_latency -1")
 
 
 def test_bad_config_names_file_and_line(tmp_path, reference_dir):

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mdm.errors import ConfigError
-from mdm.explore.validate import ipc_error, load_results, validate, with_speedups
+from mdm.explore.validate import ipc_error, load_results, run_options, validate, with_speedups
 
 RUNS = [
     "stencil2d__mdm_pascal__baseline",
@@ -73,7 +73,9 @@ def test_validate_subset_errors_and_summary(reference_dir: Path) -> None:
     assert len(res.runs) == len(RUNS) * 2
     for r in res.runs.itertuples():
         ref = table.loc[r.run_id]
-        cyc = (1000.0 + len(ref["extra_options"])) * (1 if r.model == "mdm" else 2)
+        # the fake's cycles: 1000 + the length of the options the run was imported with
+        extra = run_options(reference_dir, r.run_id, ref["extra_options"])
+        cyc = (1000.0 + len(extra)) * (1 if r.model == "mdm" else 2)
         want = (500.0 / cyc - ref["warp_insts"] / ref["gpu_tot_sim_cycle"]) / (
             ref["warp_insts"] / ref["gpu_tot_sim_cycle"]
         )
@@ -106,8 +108,12 @@ def test_speedup_error_per_sweep_point(reference_dir: Path) -> None:
             sim = (ref["warp_insts"] / ref["gpu_tot_sim_cycle"]) / (
                 ref0["warp_insts"] / ref0["gpu_tot_sim_cycle"]
             )
-            # the fake's cycles: (1000 + len(extra_options)) x (1 for mdm, 2 for gpumech)
-            model = (1000.0 + len(ref0["extra_options"])) / (1000.0 + len(ref["extra_options"]))
+            # the fake's cycles: (1000 + len(options)) x (1 for mdm, 2 for gpumech)
+            n0 = len(
+                run_options(reference_dir, "gather__mdm_pascal__baseline", ref0["extra_options"])
+            )
+            n = len(run_options(reference_dir, r.run_id, ref["extra_options"]))
+            model = (1000.0 + n0) / (1000.0 + n)
             assert r.speedup_sim == pytest.approx(sim)
             assert r.speedup_model == pytest.approx(model)
             assert r.speedup_error == pytest.approx(model / sim - 1.0)
@@ -189,3 +195,24 @@ def test_unmodelled_run_is_skipped_with_reason(reference_dir: Path) -> None:
     res = validate(reference_dir, ["mdm"], RUNS, backend=be)
     assert res.summary["skipped"] == {"gather__mdm_pascal__l1_mshr_32": "not modelled"}
     assert set(res.runs["run_id"]) == set(RUNS) - {"gather__mdm_pascal__l1_mshr_32"}
+
+
+def test_run_options_add_the_logged_launch_latencies(tmp_path: Path) -> None:
+    """A run's log decides the launch latencies (set on the reference's command line, not
+    in the table): its option dump's values follow the table's extra options."""
+    import lzma
+
+    (tmp_path / "logs").mkdir()
+    dump = (
+        "GPGPU-Sim: Configuration options:\n\n"
+        "-gpgpu_kernel_launch_latency                    7 # Kernel launch latency in cycles\n"
+        "-gpgpu_TB_launch_latency                    0 # thread block launch latency\n"
+        "-gpgpu_n_clusters                     28 # number of processing clusters\n"
+        "launching kernel name: k uid: 1\n"
+        "-gpgpu_kernel_launch_latency 9 # after the launch: not the dump\n"
+    )
+    with lzma.open(tmp_path / "logs" / "r.log.xz", "wt") as fh:
+        fh.write(dump)
+    got = run_options(tmp_path, "r", "-gpgpu_n_clusters 56")
+    assert got == "-gpgpu_n_clusters 56 -gpgpu_kernel_launch_latency 7 -gpgpu_TB_launch_latency 0"
+    assert run_options(tmp_path, "no_log", "-x 1") == "-x 1"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,10 @@ import mdm.pipeline
 from mdm.cli.main import app as cli
 from mdm.config import load_gpu
 from mdm.errors import ConfigError
+from mdm.explore.accelsim_log import log_options
 from mdm.explore.measured import load_measured, validate_measured
 from mdm.explore.ncu import measurement, ncu_to_measured, read_ncu
-from mdm.explore.validate import load_results, validate
+from mdm.explore.validate import LOGGED_OPTIONS, load_results, validate
 from mdm.pipeline import predict_app
 from mdm.traces.model import LazyApp
 from mdm.traces.workloads import generate
@@ -44,6 +46,24 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 # ---------------------------------------------------------------- (a) consistency
+def _as_run(reference_dir: Path, arch: str, run_id: str, tmp_path: Path) -> Path:
+    """A copy of ``arch``'s config folder (same folder name, so the same gpu label) with
+    the launch latencies the run's log shows, as ``mdm validate --reference`` imports it
+    (:func:`mdm.explore.validate.run_options`)."""
+    folder = tmp_path / "configs" / arch
+    if not folder.is_dir():
+        shutil.copytree(reference_dir / "configs" / arch, folder)
+    cfg = folder / "gpgpusim.config"
+    text = cfg.read_text()
+    for name, value in log_options(
+        reference_dir / "logs" / f"{run_id}.log.xz", LOGGED_OPTIONS
+    ).items():
+        text = re.sub(rf"^{re.escape(name)}\s.*$", "", text, flags=re.M)
+        text += f"\n{name} {value}\n"
+    cfg.write_text(text)
+    return cfg
+
+
 def test_measured_equals_reference_path(reference_dir: Path, tmp_path: Path) -> None:
     """Reference baselines fed as measured cycles give exactly the --reference errors."""
     table = load_results(reference_dir / "results.csv")
@@ -52,7 +72,7 @@ def test_measured_equals_reference_path(reference_dir: Path, tmp_path: Path) -> 
     for wl, arch in CONSISTENCY:
         rec = base.loc[(wl, arch)]
         trace = os.path.relpath(reference_dir / "traces" / rec["isa"] / wl, tmp_path)
-        gpu = os.path.relpath(reference_dir / "configs" / arch / "gpgpusim.config", tmp_path)
+        gpu = os.path.relpath(_as_run(reference_dir, arch, rec["run_id"], tmp_path), tmp_path)
         run_ids.append(rec["run_id"])
         rows.append(
             {

@@ -66,6 +66,10 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   XOR); ``l1.banks`` from ``-gpgpu_l1_banks``; ``l2.fill_on_memcpy`` from
   ``-gpgpu_perf_sim_memcpy`` (GPGPU-Sim's default 1: the trace's host-to-device copies
   fill the L2).
+* Kernel launch: ``kernel_launch_ns`` from ``-gpgpu_kernel_launch_latency`` (core cycles
+  before a launched kernel's first block; default 0, Accel-Sim's SM7_QV100 ships 5000);
+  a non-zero ``-gpgpu_TB_launch_latency`` (as many cycles more per block) is said in the
+  warning, not modelled.
 * NoC: a read reply is ``line + 8`` B of header in ``-icnt_flit_size`` flits, so one flit
   carries ``d = line / ceil((line + 8) / flit)`` B of data (32 B for 128 B lines and 40 B
   flits). Each memory sub-partition injects one flit per icnt cycle and its L2 data port
@@ -451,6 +455,25 @@ def _flag(r: _Reader, name: str, default: int) -> bool:
     return bool(x)
 
 
+def _launch_ns(r: _Reader, core_mhz: float) -> float:
+    """``kernel_launch_ns`` from ``-gpgpu_kernel_launch_latency`` (core cycles, default 0):
+    GPGPU-Sim holds a launched kernel's first block back for that many core cycles
+    (``m_kernel_TB_latency``, counted in the kernel's ``gpu_sim_cycle``). Its
+    ``-gpgpu_TB_launch_latency`` adds as many cycles per block of the kernel, which no
+    fixed overhead can hold: a non-zero value is said in the warning."""
+    cycles = r.int("-gpgpu_kernel_launch_latency", 0)
+    per_block = r.int("-gpgpu_TB_launch_latency", 0)
+    if cycles < 0 or per_block < 0:
+        name = "-gpgpu_kernel_launch_latency" if cycles < 0 else "-gpgpu_TB_launch_latency"
+        raise ConfigError(None, f"{r.where(name)}: option {name}: expected cycles >= 0")
+    if per_block:
+        r.notes.append(
+            f"{r.where('-gpgpu_TB_launch_latency')}: -gpgpu_TB_launch_latency {per_block} "
+            "(cycles per block before a kernel's first block) is not modelled"
+        )
+    return cycles / core_mhz * 1e3
+
+
 def _timing(r: _Reader) -> dict[str, float]:
     v = r.raw("-gpgpu_dram_timing_opt", "")
     out: dict[str, float] = {}
@@ -743,6 +766,7 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         "compute_capability": cc,
         "core_clock_mhz": clocks[0],
         "n_sm": n_sm,
+        "kernel_launch_ns": _launch_ns(r, clocks[0]),
         "sm": {
             "max_threads": int(threads),
             "max_warps": int(threads) // 32,

@@ -11,6 +11,10 @@ renamed the way the reference ``.json`` twins name them:
 
 Per-core / per-bank lines and histograms are ignored. Counters in a block are the
 simulator's cumulative or per-kernel values exactly as printed.
+
+:func:`log_options` reads the option dump GPGPU-Sim prints before the first kernel
+(``-name value # description``): the values a run actually used, command-line
+overrides included.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ _PREFIX = {
     "L2_cache_stats_fail_breakdown": "L2F",
 }
 _REQUIRED = ("gpu_sim_cycle", "gpu_sim_insn", "gpu_tot_sim_cycle", "gpu_tot_sim_insn")
+_OPTION = re.compile(r"^(-[A-Za-z_][\w:]*)\s+([^#]*?)\s*(?:#.*)?$")
 
 
 @dataclass
@@ -116,3 +121,19 @@ def parse_log(path: str | Path) -> AccelSimLog:
                 "(expected 'name = number' lines)",
             )
     return AccelSimLog(path, kernels)
+
+
+def log_options(path: str | Path, names: tuple[str, ...] | None = None) -> dict[str, str]:
+    """The ``-name value`` lines of the option dump at the head of an Accel-Sim log
+    (``names``: only those), read up to the first kernel's launch; ``{}`` when the log
+    has no dump. The dump holds every option's effective value, the defaults and the
+    command line's overrides included, which a results table may not list."""
+    out: dict[str, str] = {}
+    with _open_text(Path(path)) as fh:
+        for line in fh:
+            if line.startswith(("launching kernel", "kernel_name")):
+                break
+            m = _OPTION.match(line)
+            if m and (names is None or m.group(1) in names):
+                out[m.group(1)] = m.group(2)
+    return out

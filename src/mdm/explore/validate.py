@@ -12,8 +12,10 @@ Runs the pipeline cannot model (an :class:`MdmError`, e.g. a cache organisation 
 simulator lacks) are skipped and listed with the reason in ``summary['skipped']``.
 
 When ``DIR/logs/<run_id>.log.xz`` exists, the log's ``gpu_tot_sim_cycle`` is checked
-against the table (a mismatch is an error naming both files) and its per-kernel
-``gpu_sim_cycle`` gives per-kernel errors.
+against the table (a mismatch is an error naming both files), its per-kernel
+``gpu_sim_cycle`` gives per-kernel errors, and its option dump gives the kernel and
+block launch latencies the run used (:data:`LOGGED_OPTIONS`: set on the reference's
+command line, not in the table).
 
 Summaries: mean |error| per model over all runs but the calibration microbenchmarks
 (``mean_abs_error``: the MD and NMD runs of the reference; ``calib`` reported apart as
@@ -47,7 +49,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from mdm.errors import ConfigError, MdmError
-from mdm.explore.accelsim_log import parse_log
+from mdm.explore.accelsim_log import log_options, parse_log
 from mdm.explore.runner import check_models, shared_cache_sim
 
 REQUIRED_COLUMNS = (
@@ -125,7 +127,7 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
     rows: list[dict] = []
     for run_id, arch, extra in task.runs:
         try:
-            gpu = _import_run(be, ref, arch, extra)
+            gpu = _import_run(be, ref, arch, extra, run_id)
             key = be["cache_key"](gpu)
             if key not in caches:
                 caches[key] = shared_cache_sim(be["simulate_app"], app, prepared, gpu)
@@ -163,12 +165,32 @@ def cachesim_columns(pred: Any) -> dict[str, float]:
     }
 
 
-def _import_run(be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str) -> Any:
+#: Options a run's log decides over its configuration file and the table's
+#: ``extra_options``: the reference's runs set them on the command line (README:
+#: ``-gpgpu_kernel_launch_latency 0``, "kernel cycles only"), which the table does not list.
+LOGGED_OPTIONS = ("-gpgpu_kernel_launch_latency", "-gpgpu_TB_launch_latency")
+
+
+def run_options(ref: Path, run_id: str, extra: str) -> str:
+    """A run's ``extra_options`` followed by the :data:`LOGGED_OPTIONS` values its log's
+    option dump shows (:func:`~mdm.explore.accelsim_log.log_options`), when
+    ``logs/<run_id>.log.xz`` exists."""
+    log = ref / "logs" / f"{run_id}.log.xz"
+    if not log.is_file():
+        return extra
+    logged = log_options(log, LOGGED_OPTIONS)
+    return " ".join([extra, *(f"{k} {v}" for k, v in logged.items())]).strip()
+
+
+def _import_run(
+    be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str, run_id: str = ""
+) -> Any:
     import warnings
 
+    opts = run_options(ref, run_id, extra) if run_id else extra
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unmapped options: reported by the importer
-        return be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", extra)
+        return be["import_accelsim"](ref / "configs" / arch / "gpgpusim.config", opts)
 
 
 def _run_task_streamed(task: RunTask, be: dict[str, Callable[..., Any]], path: Path) -> list[dict]:
@@ -180,7 +202,7 @@ def _run_task_streamed(task: RunTask, be: dict[str, Callable[..., Any]], path: P
     groups: dict[tuple, list[tuple[str, Any]]] = {}
     for run_id, arch, extra in task.runs:
         try:
-            gpu = _import_run(be, ref, arch, extra)
+            gpu = _import_run(be, ref, arch, extra, run_id)
             groups.setdefault(be["cache_key"](gpu), []).append((run_id, gpu))
         except MdmError as exc:
             rows_of[run_id] = [{"run_id": run_id, "skip_reason": str(exc)}]
