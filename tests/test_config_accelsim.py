@@ -470,3 +470,29 @@ def test_ldst_queue_from_pipeline_widths_and_operand_collectors(reference_dir):
         assert import_accelsim(path, extra).sm.ldst_queue_entries == 6 + 2 + 3
     with pytest.raises(ConfigError, match="option -gpgpu_pipeline_widths: expected at least 10"):
         import_accelsim(path, "-gpgpu_pipeline_widths 4,4,4")
+
+
+def test_warning_sets_inert_options_apart_and_checks_assumptions(reference_dir):
+    """Options without effect on a trace-driven run's timing are listed apart from the
+    unmapped ones; the simulator's assumptions (L1 flushed and L2 kept between kernels,
+    perfect instruction and constant caches) are read, and said when a file differs."""
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    _, warns = _import(path)
+    (msg,) = [str(w.message) for w in warns]
+    unmapped, _, inert = msg.partition("options without effect")
+    assert "-gpgpu_ptx_sim_mode" in inert and "-gpgpu_ptx_sim_mode" not in unmapped
+    assert "-gpgpu_dram_scheduler" in unmapped  # a timing option the models lack
+    for assumed in ("-gpgpu_flush_l1_cache", "-gpgpu_perfect_inst_const_cache", "-gpgpu_cache:il1"):
+        assert f"{assumed} " not in msg + " "
+    cases = {
+        "-gpgpu_flush_l1_cache 0": "keeps the L1s' contents",
+        "-gpgpu_flush_l2_cache 1": "empties the L2",
+        "-gpgpu_perfect_inst_const_cache 0": "constant cache misses are not modelled",
+    }
+    for extra, said in cases.items():
+        _, warns = _import(path, extra)
+        assert said in str(warns[0].message), extra
+    _, warns = _import(path, "-gpgpu_perfect_inst_const_cache 0")
+    assert "-gpgpu_cache:il1" in str(warns[0].message).partition("options without effect")[0]
+    with pytest.raises(ConfigError, match="-gpgpu_flush_l1_cache: expected 0 or 1"):
+        import_accelsim(path, "-gpgpu_flush_l1_cache 2")

@@ -102,7 +102,11 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   This reproduces the measured mdm_pascal L2-hit latency exactly and the measured DRAM
   latencies of both reference configs within 5 % (mdm_pascal -2.7 %, SM7_QV100 +3.7 %).
 
-Options that are not mapped are listed in one :class:`mdm.errors.MdmWarning`.
+Options that are not mapped are listed in one :class:`mdm.errors.MdmWarning`, those
+without effect on a trace-driven run's timing (:data:`NO_TIMING_EFFECT`) apart from
+the others; options whose one value the simulator assumes (L1 flushed and L2 kept
+between kernels, perfect instruction and constant caches) are read and said there when
+a configuration differs.
 """
 
 from __future__ import annotations
@@ -531,9 +535,16 @@ def import_accelsim(
         if exc.path is None:
             raise ConfigError(path, exc.message) from None
         raise
-    unmapped = sorted(set(opts) - r.used)
-    if unmapped or r.notes or repeats:
+    left = set(opts) - r.used
+    unmapped = sorted(left - NO_TIMING_EFFECT)
+    inert = sorted(left & NO_TIMING_EFFECT)
+    if unmapped or inert or r.notes or repeats:
         parts = [f"{len(unmapped)} options not mapped: {' '.join(unmapped)}"] if unmapped else []
+        if inert:
+            parts.append(
+                f"{len(inert)} options without effect on a trace-driven run's timing "
+                f"(PTX, statistics, runtime limits, power): {' '.join(inert)}"
+            )
         notes = [*parts, *r.notes, *repeats]
         warnings.warn(MdmWarning(f"{path}: " + "; ".join(notes)), stacklevel=2)
     try:
@@ -791,7 +802,74 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         "noc": noc_dict,
         "dram": dram_dict,
     }
+    _check_assumptions(r)
     return data, r
+
+
+#: Options without effect on the timing of a trace-driven run, listed apart in the
+#: warning: the PTX front end (a trace holds SASS and its register counts), statistics
+#: and visualiser output, the CUDA runtime's limits for device-side launches, and the
+#: power model.
+NO_TIMING_EFFECT = frozenset(
+    {
+        "-enable_ptx_file_line_stats",
+        "-gpgpu_ptx_convert_to_ptxplus",
+        "-gpgpu_ptx_force_max_capability",
+        "-gpgpu_ptx_instruction_classification",
+        "-gpgpu_ptx_save_converted_ptxplus",
+        "-gpgpu_ptx_sim_mode",
+        "-gpgpu_occupancy_sm_number",
+        "-save_embedded_ptx",
+        "-keep",
+        "-visualizer_enabled",
+        "-visualizer_outputfile",
+        "-visualizer_zlevel",
+        "-gpgpu_runtime_stat",
+        "-gpgpu_memlatency_stat",
+        "-gpgpu_heap_size_limit",
+        "-gpgpu_stack_size_limit",
+        "-gpgpu_runtime_sync_depth_limit",
+        "-gpgpu_runtime_pending_launch_count_limit",
+        "-gpgpu_clock_gated_lanes",
+        "-power_simulation_enabled",
+        "-power_trace_enabled",
+        "-power_per_cycle_dump",
+        "-accelwattch_xml_file",
+    }
+)
+
+
+def _check_assumptions(r: _Reader) -> None:
+    """Options whose one value the cache simulator and the models assume: read (so not
+    listed as unmapped) and said in the warning when the configuration differs. The L1s
+    are flushed at every kernel and the L2 is not (GPGPU-Sim defaults 0 and 0); with
+    perfect instruction and constant caches (``-gpgpu_perfect_inst_const_cache 1``) the
+    instruction and constant cache geometries do not matter, else they are left
+    unmapped."""
+    if r.has("-gpgpu_flush_l1_cache") and not _flag(r, "-gpgpu_flush_l1_cache", 0):
+        r.notes.append(
+            f"{r.where('-gpgpu_flush_l1_cache')}: -gpgpu_flush_l1_cache 0 keeps the L1s' "
+            "contents from kernel to kernel; the cache simulator flushes them"
+        )
+    if not r.has("-gpgpu_flush_l1_cache"):
+        r.notes.append(
+            "-gpgpu_flush_l1_cache is not set (GPGPU-Sim default 0: the L1s keep their "
+            "contents from kernel to kernel); the cache simulator flushes them"
+        )
+    if _flag(r, "-gpgpu_flush_l2_cache", 0):
+        r.notes.append(
+            f"{r.where('-gpgpu_flush_l2_cache')}: -gpgpu_flush_l2_cache 1 empties the L2 "
+            "after every kernel; the cache simulator keeps its contents"
+        )
+    if r.has("-gpgpu_perfect_inst_const_cache"):
+        if _flag(r, "-gpgpu_perfect_inst_const_cache", 0):
+            r.raw("-gpgpu_cache:il1", "")
+            r.raw("-gpgpu_const_cache:l1", "")
+        else:
+            r.notes.append(
+                f"{r.where('-gpgpu_perfect_inst_const_cache')}: instruction and constant "
+                "cache misses are not modelled (the models assume perfect caches)"
+            )
 
 
 def _first(r: _Reader, name: str) -> int | None:
