@@ -76,6 +76,10 @@ def test_kernel_list_without_kernels_or_with_negative_copy(tmp_path: Path) -> No
         read_app(tmp_path)
     res = CliRunner().invoke(cli, ["predict", str(tmp_path), "--gpu", "mdm_pascal"])
     assert res.exit_code == 1 and "Traceback" not in res.output
+    # a copy past the 64-bit address space (it would wrap around when it fills the L2)
+    (tmp_path / "kernelslist.g").write_text("MemcpyHtoD,0xffffffffffffff00,4096\n")
+    with pytest.raises(TraceFormatError, match=r"kernelslist.g:1: .*64-bit address space"):
+        read_app(tmp_path)
 
 
 @pytest.mark.skipif(not REF_CFG.is_dir(), reason="../shared/reference not available")
@@ -285,3 +289,16 @@ def test_stride_shared_memory_beyond_every_gpu_is_refused(tmp_path: Path) -> Non
     res = CliRunner().invoke(cli, ["trace", "gen", "stride", "--out", str(out), "--param", "n=300"])
     assert res.exit_code != 0 and "n <= 227" in res.output
     assert not out.exists()
+
+
+def test_store_with_a_copy_past_the_address_space(tmp_path: Path) -> None:
+    from mdm.traces.store import load_store, save_store
+
+    save_store(generate("vecadd"), tmp_path / "s")
+    meta_file = tmp_path / "s" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    (copy,) = [c for c in meta["commands"] if c["type"] == "memcpy"][:1]
+    copy["addr"] = 2**64 - 16
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(TraceFormatError, match=r"meta.json.*memcpy command.*64-bit"):
+        load_store(tmp_path / "s")

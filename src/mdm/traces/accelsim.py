@@ -484,7 +484,8 @@ def _read_listing(path: str | Path) -> tuple[Path, list[Memcpy | Path]]:
                 raise TraceFormatError(
                     listfile,
                     lineno,
-                    "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes >= 0>'",
+                    "expected 'MemcpyHtoD,0x<hex address>,<decimal bytes >= 0>' within the "
+                    "64-bit address space",
                 ) from None
         elif line.startswith("MemcpyDtoH"):
             continue

@@ -252,10 +252,18 @@ ARRAY_FIELDS = tuple(ARRAY_DTYPES)
 
 @dataclass(frozen=True)
 class Memcpy:
-    """A ``MemcpyHtoD,addr,bytes`` line of ``kernelslist.g``."""
+    """A ``MemcpyHtoD,addr,bytes`` line of ``kernelslist.g``: ``nbytes`` from ``addr``,
+    within the 64-bit address space (else :class:`ValueError`)."""
 
     addr: int
     nbytes: int
+
+    def __post_init__(self) -> None:
+        if self.addr < 0 or self.nbytes < 0 or self.addr + self.nbytes > 1 << 64:
+            raise ValueError(
+                f"copy of {self.nbytes} bytes at {self.addr:#x}: expected a non-negative "
+                "size and address within the 64-bit address space"
+            )
 
 
 @dataclass(eq=False)

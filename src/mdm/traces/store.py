@@ -111,7 +111,10 @@ def _read_meta(path: Path) -> tuple[Path, dict[str, Any]]:
 
 def _command(path: Path, meta_file: Path, c: dict[str, Any], mmap: bool) -> KernelTrace | Memcpy:
     if c["type"] == "memcpy":
-        return Memcpy(addr=int(c["addr"]), nbytes=int(c["nbytes"]))
+        try:
+            return Memcpy(addr=int(c["addr"]), nbytes=int(c["nbytes"]))
+        except ValueError as exc:
+            raise TraceFormatError(meta_file, None, f"memcpy command: {exc}") from None
     i = c["index"]
     arrs: dict[str, np.ndarray] = {}
     for f in ARRAY_FIELDS:
