@@ -9,9 +9,9 @@
 // the target's (e.g. sm_90), not the trace's Pascal SASS: instruction counts differ
 // (ncu's smsp__inst_executed.sum says by how much), memory traffic does not.
 //
-// Before the workload's kernels the L2 is emptied of the inputs (the models start from
-// cold caches and do not model memcpy): l2_flush_kernel reads a buffer of 4x the L2's
-// size. Profile with `ncu --cache-control none` so that the L2 keeps its contents
+// Before the workload's kernels the L2 is emptied of the inputs (the hardware presets
+// start from cold caches: their l2.fill_on_memcpy is off, so the traces' input copies
+// do not fill the simulated L2): l2_flush_kernel reads a buffer of 4x the L2's size. Profile with `ncu --cache-control none` so that the L2 keeps its contents
 // between the workload's kernels, as in the models and in Accel-Sim.
 //
 // Usage: mdm_hw WORKLOAD key=value ... [data=DIR] [l2fetch=BYTES]; mdm_hw latency: the
