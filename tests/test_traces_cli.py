@@ -179,3 +179,19 @@ def test_unknown_opcode_cli(tmp_path: Path, pytorch_pow_dir: Path) -> None:
 def test_divergent_loads_function(pytorch_pow_dir: Path) -> None:
     k = read_app(pytorch_pow_dir).kernels[0]
     assert not divergent_loads(k).any()
+
+
+def test_info_and_convert_take_builtin_specs(tmp_path: Path) -> None:
+    """``builtin:`` specs, as ``mdm predict`` takes them: info counts the generated
+    workload, convert writes it, and a misspelt workload is one error line."""
+    from mdm.traces.workloads import generate
+
+    want = generate("gather", ctas=8)
+    st = json.loads(_ok(["trace", "info", "builtin:gather?ctas=8", "--json"]))
+    assert st["kernels"] == 1 and st["memcpys"] == len(want.memcpys)
+    assert st["warp_instructions"] == want.kernels[0].n_instructions
+    _ok(["trace", "convert", "builtin:gather?ctas=8", str(tmp_path / "g.mdmtrace")])
+    back = open_trace(tmp_path / "g.mdmtrace")
+    assert np.array_equal(back.kernels[0].addrs, want.kernels[0].addrs)
+    assert back.memcpys == want.memcpys
+    _fails(["trace", "info", "builtin:nosuch"], "unknown workload 'nosuch'")

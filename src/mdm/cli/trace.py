@@ -17,10 +17,25 @@ app = typer.Typer(
 )
 
 
+def _open(path: Path, allow_unknown: bool) -> Any:
+    """The trace at ``path``, one kernel at a time, or a ``builtin:`` workload spec
+    generated in memory (as ``mdm predict`` and ``mdm cachesim`` accept)."""
+    from mdm.traces import open_trace
+    from mdm.traces.workloads import BUILTIN, load_trace
+
+    if str(path).startswith(BUILTIN):
+        return load_trace(str(path))
+    kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
+    return open_trace(path, lazy=True, **kw)
+
+
 @app.command()
 def info(
     path: Annotated[
-        Path, typer.Argument(help="Accel-Sim dir, kernelslist.g, .traceg[.xz|.gz] or store")
+        Path,
+        typer.Argument(
+            help="Accel-Sim dir, kernelslist.g, .traceg[.xz|.gz], store or builtin:NAME?k=v"
+        ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     allow_unknown: Annotated[
@@ -37,11 +52,9 @@ def info(
     its active lanes touch more 128 B lines than the minimum their bytes need.
     """
     with cli_errors():
-        from mdm.traces import open_trace
         from mdm.traces.stats import app_stats
 
-        kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-        st = app_stats(open_trace(path, lazy=True, **kw))  # one kernel in memory at a time
+        st = app_stats(_open(path, allow_unknown))  # one kernel in memory at a time
         if json_out:
             echo_json(st)
             return
@@ -123,7 +136,9 @@ def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
 
 @app.command()
 def convert(
-    src: Annotated[Path, typer.Argument(help="Input trace (any readable form).")],
+    src: Annotated[
+        Path, typer.Argument(help="Input trace (any readable form, or builtin:NAME?k=v).")
+    ],
     out: Annotated[Path, typer.Argument(help="Output dir (.mdmtrace suffix: compact store).")],
     fmt: Annotated[
         str | None, typer.Option("--format", help="accelsim or store (default: by OUT suffix)")
@@ -135,14 +150,12 @@ def convert(
 ) -> None:
     """Convert between Accel-Sim traces and the compact store, one kernel at a time."""
     with cli_errors():
-        from mdm.traces import open_trace
         from mdm.traces.store import STORE_SUFFIX
 
         if compress not in (None, "xz", "gz"):
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
-        kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-        written = _write(open_trace(src, lazy=True, **kw), out, kind, compress)
+        written = _write(_open(src, allow_unknown), out, kind, compress)
         typer.echo(f"wrote {kind} trace {written}")
 
 
