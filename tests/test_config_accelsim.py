@@ -496,3 +496,52 @@ def test_warning_sets_inert_options_apart_and_checks_assumptions(reference_dir):
     assert "-gpgpu_cache:il1" in str(warns[0].message).partition("options without effect")[0]
     with pytest.raises(ConfigError, match="-gpgpu_flush_l1_cache: expected 0 or 1"):
         import_accelsim(path, "-gpgpu_flush_l1_cache 2")
+
+
+def test_log_option_dump_reproduces_every_reference_run(reference_dir):
+    """A run's log alone gives the configuration the run used: its option dump equals the
+    config files plus the run's overrides (the table's extra options and the logged
+    launch latencies), field for field, on all reference runs. The one difference is a
+    default: without a tensor latency in the file the schema keeps its own, where the
+    dump gives GPGPU-Sim's (no reference trace has tensor instructions)."""
+    from mdm.config.accelsim import import_accelsim_log
+    from mdm.explore.validate import load_results, run_options
+
+    table = load_results(reference_dir / "results.csv")
+    for rec in table.itertuples():
+        cfg = reference_dir / "configs" / rec.arch
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = import_accelsim_log(
+                reference_dir / "logs" / f"{rec.run_id}.log.xz", config_dir=cfg
+            )
+            want = import_accelsim(cfg, run_options(reference_dir, rec.run_id, rec.extra_options))
+        text = (cfg / "gpgpusim.config").read_text() + (cfg / "trace.config").read_text()
+        if "-trace_opcode_latency_initiation_tensor" not in text:
+            want = want.model_copy(update={"latency": got.latency})
+        assert got.model_copy(update={"name": want.name}) == want, rec.run_id
+        assert got.name == rec.run_id
+
+
+def test_log_import_errors_and_load_gpu(tmp_path, reference_dir):
+    from mdm.config.accelsim import import_accelsim_log
+
+    log = reference_dir / "logs" / "gather__mdm_pascal__l1_mshr_64.log.xz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert load_gpu(log) == import_accelsim_log(log)  # --gpu RUN.log.xz
+    (tmp_path / "empty.log").write_text("Accel-Sim [build x]\nkernel_name = k\n")
+    with pytest.raises(ConfigError, match=r"empty.log: expected GPGPU-Sim's option dump"):
+        import_accelsim_log(tmp_path / "empty.log")
+    # a bad value names the log's line
+    import lzma
+
+    with lzma.open(log, "rt") as fh:
+        head = fh.read().split("launching kernel")[0].splitlines()
+    at = next(i for i, x in enumerate(head) if x.startswith("-gpgpu_n_clusters "))
+    head[at] = "-gpgpu_n_clusters                    abc # number of processing clusters"
+    (tmp_path / "bad.log").write_text("\n".join(head) + "\n")
+    with pytest.raises(ConfigError, match=rf"bad\.log:{at + 1}: option -gpgpu_n_clusters"):
+        import_accelsim_log(tmp_path / "bad.log")
+    with pytest.raises(ConfigError, match="Accel-Sim log not found"):
+        import_accelsim_log(tmp_path / "missing.log.xz")

@@ -112,13 +112,15 @@ a configuration differs.
 from __future__ import annotations
 
 import builtins
+import gzip
+import lzma
 import math
 import re
 import shlex
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError, MdmWarning
@@ -527,10 +529,99 @@ def import_accelsim(
         opts.update(parse_options(tpath.read_text(errors="replace"), str(tpath), repeats))
     elif trace_config is not None:
         raise ConfigError(tpath, "trace.config file not found")
+    return _import_options(
+        opts, path, extra_options, name or path.parent.name or path.stem, repeats
+    )
+
+
+#: Name endings of the Accel-Sim / GPGPU-Sim output logs :func:`import_accelsim_log` reads.
+LOG_SUFFIXES = (".log", ".log.xz", ".log.gz")
+_DUMPED = re.compile(r"^(-[A-Za-z_][\w:]*)\s+([^#]*?)\s*(?:#.*)?$")
+
+
+def open_text(path: Path) -> IO[str]:
+    """A text file, plain or compressed (``.xz``, ``.gz``), undecodable bytes replaced."""
+    if path.suffix == ".xz":
+        return lzma.open(path, "rt", errors="replace")
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", errors="replace")
+    return open(path, errors="replace")
+
+
+def read_log_options(path: str | Path) -> dict[str, tuple[str, int]]:
+    """``{name: (value, line)}`` of the option dump GPGPU-Sim prints at the head of its
+    log (the ``-name value # description`` lines after ``GPGPU-Sim: Configuration
+    options:``, up to the first other line): every option's effective value, defaults
+    and command-line overrides included; ``{}`` without a dump before the first kernel."""
+    out: dict[str, tuple[str, int]] = {}
+    started = False
+    with open_text(Path(path)) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not started:
+                started = line.startswith("GPGPU-Sim: Configuration options:")
+                if line.startswith(("launching kernel", "kernel_name")):
+                    break
+                continue
+            m = _DUMPED.match(line)
+            if m:
+                out[m.group(1)] = (m.group(2), lineno)
+            elif line.strip():  # the dump ends at its first other line
+                break
+    return out
+
+
+def import_accelsim_log(
+    log_path: str | Path,
+    extra_options: str | list[str] = "",
+    *,
+    name: str | None = None,
+    config_dir: str | Path | None = None,
+) -> GPUConfig:
+    """The configuration an Accel-Sim run used, from the option dump at the head of its
+    output log (plain, ``.xz`` or ``.gz``): the config files and the command line's
+    overrides together, so a run is reproduced without them (:func:`import_accelsim`'s
+    mapping; ``extra_options`` applied last). Options the dump gives as ``none`` (unset
+    strings) are left out. Where a config file would leave an option to the schema's
+    default, the dump gives GPGPU-Sim's. Errors name the log and the dump's line.
+    ``-inter_config_file`` is looked for in ``config_dir`` (default: beside the log);
+    when it is not there the warning says so. ``name`` defaults to the log's name
+    without its suffixes."""
+    path = Path(log_path)
+    if not path.is_file():
+        raise ConfigError(path, "Accel-Sim log not found")
+    dumped = read_log_options(path)
+    if not dumped:
+        raise ConfigError(
+            path,
+            "expected GPGPU-Sim's option dump ('-name value # ...' lines) before the first kernel",
+        )
+    opts = {
+        k: _Opt(re.sub(r"\s+", "", v), f"{path}:{line}")
+        for k, (v, line) in dumped.items()
+        if v and v != "none"
+    }
+    stem = path.name
+    for suffix in LOG_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    base_dir = Path(config_dir) if config_dir is not None else path.parent
+    return _import_options(opts, path, extra_options, name or stem, [], base_dir)
+
+
+def _import_options(
+    opts: dict[str, _Opt],
+    path: Path,
+    extra_options: str | list[str],
+    name: str,
+    repeats: list[str],
+    base_dir: Path | None = None,
+) -> GPUConfig:
+    """:func:`import_accelsim`'s mapping of an option table read from ``path``
+    (``base_dir``: where files the options name are looked for; default its folder)."""
     tokens = shlex.split(extra_options) if isinstance(extra_options, str) else list(extra_options)
     _pair_tokens(tokens, opts, "extra_options")
     try:
-        data, r = _build(opts, name or path.parent.name or path.stem, path.parent)
+        data, r = _build(opts, name, base_dir if base_dir is not None else path.parent)
     except ConfigError as exc:
         if exc.path is None:
             raise ConfigError(path, exc.message) from None
@@ -806,10 +897,15 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
     return data, r
 
 
+_ACCELWATTCH_HYBRID = (
+    "CC_ACC CYCLES DRAM_RD DRAM_WR L1_RH L1_RM L1_WH L1_WM L2_RH L2_RM L2_WH L2_WM NOC "
+    "NUM_SM_IDLE PIPE_DUTY SHARED_ACC VOLTAGE"
+).split()
+
 #: Options without effect on the timing of a trace-driven run, listed apart in the
-#: warning: the PTX front end (a trace holds SASS and its register counts), statistics
-#: and visualiser output, the CUDA runtime's limits for device-side launches, and the
-#: power model.
+#: warning: the PTX front end (a trace holds SASS, its register counts and addresses),
+#: statistics, debugging and visualiser output, checkpoints, the CUDA runtime's limits
+#: for device-side launches, and the power model (AccelWattch).
 NO_TIMING_EFFECT = frozenset(
     {
         "-enable_ptx_file_line_stats",
@@ -831,11 +927,48 @@ NO_TIMING_EFFECT = frozenset(
         "-gpgpu_runtime_sync_depth_limit",
         "-gpgpu_runtime_pending_launch_count_limit",
         "-gpgpu_clock_gated_lanes",
+        "-gpgpu_clock_gated_reg_file",
+        "-n_regfile_gating_group",
         "-power_simulation_enabled",
+        "-power_simulation_mode",
         "-power_trace_enabled",
+        "-power_trace_zlevel",
         "-power_per_cycle_dump",
+        "-aggregate_power_stats",
+        "-steady_power_levels_enabled",
+        "-steady_state_definition",
+        "-dvfs_enabled",
+        "-hw_perf_file_name",
         "-accelwattch_xml_file",
+        # a log's option dump lists every option, these among them
+        "-trace",
+        "-trace_enabled",
+        "-trace_sampling_core",
+        "-trace_sampling_memory_partition",
+        "-gpgpu_ptx_use_cuobjdump",
+        "-gpgpu_ptx_inst_debug_to_file",
+        "-gpgpu_ptx_inst_debug_file",
+        "-gpgpu_ptx_inst_debug_thread_uid",
+        "-gpgpu_experimental_lib_support",
+        "-gpgpu_local_mem_map",
+        "-ptx_line_stats_filename",
+        "-gpgpu_cflog_interval",
+        "-gpgpu_warpdistro_shader",
+        "-gpgpu_warp_issue_shader",
+        "-gpgpu_deadlock_detect",
+        "-gpgpu_mem_addr_test",
+        "-liveness_message_freq",
+        "-icnt_verbose",
+        "-checkpoint_option",
+        "-checkpoint_kernel",
+        "-checkpoint_CTA",
+        "-checkpoint_CTA_t",
+        "-checkpoint_insn_Y",
+        "-resume_option",
+        "-resume_kernel",
+        "-resume_CTA",
     }
+    | {f"-accelwattch_hybrid_perfsim_{x}" for x in _ACCELWATTCH_HYBRID}
 )
 
 

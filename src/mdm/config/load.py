@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from mdm.config.accelsim import import_accelsim
+from mdm.config.accelsim import LOG_SUFFIXES, import_accelsim, import_accelsim_log
 from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError
 
@@ -39,11 +39,15 @@ def load_gpu(preset_or_path: str | Path) -> GPUConfig:
 
     ``.toml`` / ``.yaml`` / ``.yml`` / ``.json`` files use the schema's nested keys;
     a ``gpgpusim.config`` file (or a folder holding one) goes through
-    :func:`mdm.config.accelsim.import_accelsim`.
+    :func:`mdm.config.accelsim.import_accelsim`, an Accel-Sim output log (``.log``,
+    ``.log.xz``, ``.log.gz``) through :func:`mdm.config.accelsim.import_accelsim_log`
+    (the configuration that run used, from its option dump).
     """
     path = Path(preset_or_path)
     if path.is_dir() or path.name == "gpgpusim.config" or path.suffix == ".config":
         return import_accelsim(path)
+    if path.name.endswith(LOG_SUFFIXES):
+        return import_accelsim_log(path)
     data, source = load_gpu_dict(preset_or_path)
     try:
         return GPUConfig.model_validate(data)

@@ -19,13 +19,11 @@ overrides included.
 
 from __future__ import annotations
 
-import gzip
-import lzma
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
+from mdm.config.accelsim import open_text, read_log_options
 from mdm.errors import TraceFormatError
 
 _KV = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_ ]*?)\s*=\s*(-?[0-9.]+(?:[eE][-+]?\d+)?)\s*$")
@@ -40,7 +38,6 @@ _PREFIX = {
     "L2_cache_stats_fail_breakdown": "L2F",
 }
 _REQUIRED = ("gpu_sim_cycle", "gpu_sim_insn", "gpu_tot_sim_cycle", "gpu_tot_sim_insn")
-_OPTION = re.compile(r"^(-[A-Za-z_][\w:]*)\s+([^#]*?)\s*(?:#.*)?$")
 
 
 @dataclass
@@ -73,14 +70,6 @@ class AccelSimLog:
         return [k.stats["gpu_sim_cycle"] for k in self.kernels]
 
 
-def _open_text(path: Path) -> IO[str]:
-    if path.suffix == ".xz":
-        return lzma.open(path, "rt", errors="replace")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", errors="replace")
-    return open(path, errors="replace")
-
-
 def parse_log(path: str | Path) -> AccelSimLog:
     """Parse an Accel-Sim output log into per-kernel statistics.
 
@@ -91,7 +80,7 @@ def parse_log(path: str | Path) -> AccelSimLog:
     path = Path(path)
     kernels: list[KernelStats] = []
     starts: list[int] = []
-    with _open_text(path) as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.startswith("kernel_name"):
                 _, _, name = line.partition("=")
@@ -126,14 +115,7 @@ def parse_log(path: str | Path) -> AccelSimLog:
 def log_options(path: str | Path, names: tuple[str, ...] | None = None) -> dict[str, str]:
     """The ``-name value`` lines of the option dump at the head of an Accel-Sim log
     (``names``: only those), read up to the first kernel's launch; ``{}`` when the log
-    has no dump. The dump holds every option's effective value, the defaults and the
-    command line's overrides included, which a results table may not list."""
-    out: dict[str, str] = {}
-    with _open_text(Path(path)) as fh:
-        for line in fh:
-            if line.startswith(("launching kernel", "kernel_name")):
-                break
-            m = _OPTION.match(line)
-            if m and (names is None or m.group(1) in names):
-                out[m.group(1)] = m.group(2)
-    return out
+    has no dump (:func:`mdm.config.accelsim.read_log_options`). The dump holds every
+    option's effective value, the defaults and the command line's overrides included,
+    which a results table may not list."""
+    return {k: v for k, (v, _) in read_log_options(path).items() if names is None or k in names}
