@@ -511,3 +511,42 @@ def test_streamed_trace_gives_the_cached_rows(
     second.write_text(second.read_text().replace("\n0000 ", "\n0000 zz", 1))
     with pytest.raises(ConfigError, match=r"m\.csv: row 1: trace .*kernel-2\.traceg:\d+"):
         validate_measured(path, ["mdm"], workers=1)
+
+
+def test_accelsim_logs_as_measured_runs(reference_dir: Path, tmp_path: Path) -> None:
+    """`mdm measure from-accelsim`: each log gives its run's trace (the dump's -trace),
+    configuration (the log itself as --gpu) and cycles; validating that table gives the
+    --reference path's errors, run for run, and per kernel the logs' kernel cycles."""
+    from mdm.explore.accelsim_runs import logs_to_measured
+
+    table = load_results(reference_dir / "results.csv")
+    runs = ["stride32__mdm_pascal__baseline", "gather__mdm_pascal__l1_mshr_64"]
+    runs += [table[table["arch"] == "SM7_QV100"]["run_id"].iloc[0]]
+    logs = [reference_dir / "logs" / f"{r}.log.xz" for r in runs]
+    out = tmp_path / "m" / "accelsim.csv"
+    res = CliRunner().invoke(
+        cli,
+        ["measure", "from-accelsim", *map(str, logs), "--out", str(out),
+         "--traces-root", str(reference_dir)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(out)
+    assert list(df["run_id"]) == runs
+    assert list(df["cycles"]) == list(table.set_index("run_id").loc[runs, "gpu_tot_sim_cycle"])
+    models = ["mdm", "gpumech"]
+    ref = validate(reference_dir, models, runs, workers=1)
+    mes = validate_measured(out, models, workers=1)
+    r = ref.runs.set_index(["run_id", "model"]).sort_index()
+    m = mes.runs.set_index(["run_id", "model"]).loc[r.index]
+    assert list(m["error"]) == list(r["error"])
+    # per kernel: the logs' gpu_sim_cycle, one row per kernel of the trace
+    per = logs_to_measured(logs[:1], tmp_path / "k.csv", traces_root=reference_dir, per_kernel=True)
+    kc = [float(c) for c in str(table.set_index("run_id").loc[runs[0], "kernel_cycles"]).split(";")]
+    assert list(per["cycles"]) == kc and list(per["kernel"]) == list(range(len(kc)))
+    # without --traces-root: the log's folder, then those above it (reference/logs/..)
+    assert logs_to_measured(logs[:1])["trace"].iloc[0] == os.path.relpath(
+        (reference_dir / "traces" / "sm61" / "stride32" / "kernelslist.g").resolve()
+    )
+    # a trace found nowhere names the log and the -trace line
+    with pytest.raises(ConfigError, match=r"line \d+: trace traces/.* not found under"):
+        logs_to_measured(logs[:1], traces_root=tmp_path)

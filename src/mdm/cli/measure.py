@@ -10,7 +10,7 @@ from mdm.cli.common import cli_errors
 
 app = typer.Typer(
     rich_markup_mode="markdown",
-    help="Import measured kernel times (Nsight Compute) for validation.",
+    help="Import measured kernel times (Nsight Compute, Accel-Sim logs) for validation.",
 )
 
 
@@ -33,3 +33,24 @@ def from_ncu(
             f"wrote {out}: {len(df)} launch(es), {what}"
             + (", SM clock from ncu" if clock else ", no SM clock (the config's is used)")
         )
+
+
+@app.command("from-accelsim")
+def from_accelsim(
+    logs: list[Path] = typer.Argument(..., help="Accel-Sim output logs (.log, .log.xz, .log.gz)"),
+    out: Path = typer.Option(..., "--out", help="measured table to write (CSV)"),
+    traces_root: Path | None = typer.Option(
+        None, "--traces-root", help="folder the runs' -trace paths are relative to"
+    ),
+    per_kernel: bool = typer.Option(False, "--per-kernel", help="one row per kernel"),
+    klass: str = typer.Option("unknown", "--class", help="class of every row (MD, NMD, ...)"),
+) -> None:
+    """One row per run (or kernel): its trace, the log as the configuration it used, and
+    its simulated cycles; then `mdm validate --measured OUT`."""
+    with cli_errors():
+        from mdm.explore.accelsim_runs import logs_to_measured
+
+        df = logs_to_measured(
+            logs, out, traces_root=traces_root, per_kernel=per_kernel, klass=klass
+        )
+        typer.echo(f"wrote {out}: {len(df)} row(s) from {len(logs)} log(s)")
