@@ -114,8 +114,8 @@ def parse_log(path: str | Path) -> AccelSimLog:
 
 def log_options(path: str | Path, names: tuple[str, ...] | None = None) -> dict[str, str]:
     """The ``-name value`` lines of the option dump at the head of an Accel-Sim log
-    (``names``: only those), read up to the first kernel's launch; ``{}`` when the log
-    has no dump (:func:`mdm.config.accelsim.read_log_options`). The dump holds every
+    (``names``: only those); ``{}`` when the log has no dump before its first kernel
+    (:func:`mdm.config.accelsim.read_log_options`). The dump holds every
     option's effective value, the defaults and the command line's overrides included,
     which a results table may not list."""
     return {k: v for k, (v, _) in read_log_options(path).items() if names is None or k in names}
