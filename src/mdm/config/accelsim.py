@@ -600,12 +600,16 @@ def import_accelsim_log(
         for k, (v, line) in dumped.items()
         if v and v != "none"
     }
-    stem = path.name
-    for suffix in LOG_SUFFIXES:
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
     base_dir = Path(config_dir) if config_dir is not None else path.parent
-    return _import_options(opts, path, extra_options, name or stem, [], base_dir)
+    return _import_options(opts, path, extra_options, name or log_stem(path), [], base_dir)
+
+
+def log_stem(path: Path) -> str:
+    """A log's name without its :data:`LOG_SUFFIXES` suffix."""
+    for suffix in LOG_SUFFIXES:
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem
 
 
 def _import_options(
@@ -634,7 +638,7 @@ def _import_options(
         if inert:
             parts.append(
                 f"{len(inert)} options without effect on a trace-driven run's timing "
-                f"(PTX, statistics, runtime limits, power): {' '.join(inert)}"
+                f"(PTX, statistics, debugging, runtime limits, power): {' '.join(inert)}"
             )
         notes = [*parts, *r.notes, *repeats]
         warnings.warn(MdmWarning(f"{path}: " + "; ".join(notes)), stacklevel=2)

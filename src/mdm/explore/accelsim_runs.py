@@ -27,18 +27,9 @@ from typing import Any
 import pandas as pd
 
 from mdm._atomic import atomic_write_bytes
-from mdm.config.accelsim import LOG_SUFFIXES, read_log_options
+from mdm.config.accelsim import log_stem, read_log_options
 from mdm.errors import ConfigError
 from mdm.explore.accelsim_log import parse_log
-
-
-def log_stem(path: Path) -> str:
-    """A log's name without its ``.log[.xz|.gz]`` suffix."""
-    name = path.name
-    for suffix in LOG_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return path.stem
 
 
 def run_trace(log: Path, traces_root: Path | None = None) -> Path:
