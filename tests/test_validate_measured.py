@@ -269,6 +269,8 @@ GOOD = {"trace": STRIDE, "gpu": "mdm_pascal", "cycles": "100"}
         ({"trace": "no/such/trace"}, 2, "no such file"),
         ({"trace": ""}, 2, "empty trace"),
         ({"run_id": "x"}, 2, "run_id 'x' already used by row 1"),
+        ({"l2_miss_rate": "1.5"}, 2, "l2_miss_rate must be a rate in [0, 1]"),
+        ({"l1d_rd_miss_rate": "n/a"}, 2, "l1d_rd_miss_rate 'n/a' is not a number"),
     ],
 )
 def test_bad_row_names_file_and_row(
@@ -539,6 +541,11 @@ def test_accelsim_logs_as_measured_runs(reference_dir: Path, tmp_path: Path) -> 
     r = ref.runs.set_index(["run_id", "model"]).sort_index()
     m = mes.runs.set_index(["run_id", "model"]).loc[r.index]
     assert list(m["error"]) == list(r["error"])
+    # the logs' miss rates (the table's, unrounded) against the cache simulation's
+    want, got = ref.summary["cache_simulation"], mes.summary["cache_simulation"]
+    assert got.keys() == want.keys() and got["runs"] == want["runs"] == len(runs)
+    assert all(got[k] == pytest.approx(want[k], abs=1e-4) for k in want)
+    assert list(df["l2_miss_rate"]) == list(table.set_index("run_id").loc[runs, "l2_miss_rate"])
     # per kernel: the logs' gpu_sim_cycle, one row per kernel of the trace
     per = logs_to_measured(logs[:1], tmp_path / "k.csv", traces_root=reference_dir, per_kernel=True)
     kc = [float(c) for c in str(table.set_index("run_id").loc[runs[0], "kernel_cycles"]).split(";")]

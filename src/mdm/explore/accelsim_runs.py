@@ -10,15 +10,16 @@ folder it ran in). Choices:
 * the trace path is resolved against ``traces_root`` when given, else against the log's
   folder and then each folder above it, first match; a trace found nowhere is a
   :class:`ConfigError` naming the log, its line and the folders tried;
-* one row per run (all kernels), or with ``per_kernel`` one per kernel (its index), as
-  many as the trace has kernels (else a :class:`ConfigError`: the log is of another
-  trace, or of a run cut short);
+* one row per run (all kernels), with its L1 and L2 miss rates (:func:`miss_rates`),
+  or with ``per_kernel`` one per kernel (its index), as many as the trace has kernels
+  (else a :class:`ConfigError`: the log is of another trace, or of a run cut short);
 * ``run_id`` is the log's name without its suffixes (``__k<index>`` added per kernel);
   ``gpu`` the log itself; paths are written relative to the table's folder.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +31,23 @@ from mdm._atomic import atomic_write_bytes
 from mdm.config.accelsim import log_stem, read_log_options
 from mdm.errors import ConfigError
 from mdm.explore.accelsim_log import parse_log
+
+
+def miss_rates(stats: dict[str, float]) -> dict[str, float]:
+    """The run's L1 global-read and L2 miss rates from a kernel block's counters, which
+    GPGPU-Sim accumulates over the run's kernels (so the last block's are the run's):
+    ``(MISS + SECTOR_MISS) / (HIT + HIT_RESERVED + MISS + SECTOR_MISS)`` of
+    ``Total_core_cache_stats_breakdown[GLOBAL_ACC_R]``, and ``L2_total_cache_miss_rate``
+    (the reference's ``l1d_rd_miss_rate`` and ``l2_miss_rate``; NaN without them)."""
+    out = {"l1d_rd_miss_rate": math.nan, "l2_miss_rate": math.nan}
+    keys = [f"TC_GLOBAL_ACC_R_{x}" for x in ("HIT", "HIT_RESERVED", "MISS", "SECTOR_MISS")]
+    if all(k in stats for k in keys):
+        hit, pend, miss, sector = (stats[k] for k in keys)
+        if hit + pend + miss + sector > 0:
+            out["l1d_rd_miss_rate"] = (miss + sector) / (hit + pend + miss + sector)
+    if "L2_total_cache_miss_rate" in stats:
+        out["l2_miss_rate"] = stats["L2_total_cache_miss_rate"]
+    return out
 
 
 def run_trace(log: Path, traces_root: Path | None = None) -> Path:
@@ -80,7 +98,8 @@ def logs_to_measured(
         }
         stem = log_stem(log)
         if not per_kernel:
-            rows.append({"run_id": stem, **base, "cycles": parsed.tot_sim_cycle})
+            rates = miss_rates(parsed.kernels[-1].stats)
+            rows.append({"run_id": stem, **base, "cycles": parsed.tot_sim_cycle, **rates})
             continue
         n = open_trace(trace, lazy=True).n_kernels
         if len(parsed.kernels) != n:

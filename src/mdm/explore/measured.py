@@ -15,8 +15,11 @@ A *measured table* (CSV or Parquet) has one row per measured run or kernel:
   ``__row<N>`` added when two rows would get the same id), ``class`` (optional, default
   ``unknown``; ``calib`` rows are left out of ``mean_abs_error`` as in the reference
   path), ``sweep_param`` / ``sweep_value`` (optional, default ``baseline`` / empty: rows
-  of one sweep get a Spearman trend correlation as in the reference path). Other columns
-  are ignored.
+  of one sweep get a Spearman trend correlation as in the reference path),
+  ``l1d_rd_miss_rate`` and ``l2_miss_rate`` (optional, in [0, 1]: the run's L1 global-read
+  and L2 miss rates as Accel-Sim counts them; for a whole-application row they are
+  compared with the cache simulation's in ``summary['cache_simulation']``, as in the
+  reference path). Other columns are ignored.
 
 Choices (documented, tested):
 
@@ -60,11 +63,14 @@ import pandas as pd
 
 from mdm.errors import ConfigError, MdmError, TraceFormatError
 from mdm.explore.runner import check_models, shared_cache_sim
-from mdm.explore.validate import ValidationResult, map_tasks, score
+from mdm.explore.validate import ValidationResult, cachesim_columns, map_tasks, score
 from mdm.traces.model import KernelTrace, LazyApp, Memcpy
 from mdm.traces.workloads import BUILTIN
 
 NUMERIC = ("cycles", "time_us", "sm_clock_mhz")
+#: Optional measured miss rates, compared with the cache simulation's (the reference
+#: path's ``validate.CACHESIM_COLUMNS``) for whole-application rows
+RATES = ("l1d_rd_miss_rate", "l2_miss_rate")
 KERNEL_COLUMNS = ["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
 
 
@@ -84,6 +90,19 @@ def _number(path: Path, row: int, col: str, text: str) -> float:
         raise ConfigError(path, f"row {row}: {col} {text!r} is not a number") from None
     if not (math.isfinite(x) and x > 0):
         raise ConfigError(path, f"row {row}: {col} must be a positive number, got {text!r}")
+    return x
+
+
+def _rate(path: Path, row: int, col: str, text: str) -> float:
+    """A miss rate cell: NaN when empty, else a number in [0, 1]."""
+    if not text:
+        return math.nan
+    try:
+        x = float(text)
+    except ValueError:
+        raise ConfigError(path, f"row {row}: {col} {text!r} is not a number") from None
+    if not 0.0 <= x <= 1.0:
+        raise ConfigError(path, f"row {row}: {col} must be a rate in [0, 1], got {text!r}")
     return x
 
 
@@ -169,6 +188,7 @@ def load_measured(path: str | Path) -> pd.DataFrame:
                 f"{'both' if have else 'neither'}",
             )
         vals = {c: _number(path, i, c, cell[c]) if cell.get(c, "") else math.nan for c in NUMERIC}
+        vals.update({c: _rate(path, i, c, cell.get(c, "")) for c in RATES})
         kernel = cell.get("kernel", "")
         if re.fullmatch(r"[+-]?\d+(\.0*)?", kernel):  # an index, also as written "3.0"
             kernel = str(int(float(kernel)))
@@ -342,8 +362,9 @@ class _Task:
             for m in self.task.models:
                 mine = [r for r in rows if r["model"] == m and str(r["kernel"]) != "total"]
                 sel.append(mine[pos])
+        cache = cachesim_columns(pred) if k is None else {}  # the app's miss rates
         for r in sel:
-            self.out["pred"].append({"run_id": rc.run_id, **r})
+            self.out["pred"].append({"run_id": rc.run_id, **r, **cache})
         self.out["runs"].append(
             {
                 "run_id": rc.run_id,
