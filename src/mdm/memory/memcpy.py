@@ -105,16 +105,20 @@ def install(
         merges[b, s, w, k] = 0
 
 
-def first_live_step(gpu: GPUConfig, addr: int, nbytes: int) -> int:
+def first_live_step(gpu: GPUConfig, addr: int, nbytes: int, tags: np.ndarray | None = None) -> int:
     """The first step of a copy whose line can still be in the L2 when the copy ends:
     the start of the shortest suffix, cut at a line boundary and found in chunks of
     twice the L2's lines from the end, that brings at least ``l2.ways`` lines to every set
-    of every bank; 0 when no suffix does. Installing only from there gives the same L2
-    (:func:`copy_to_l2`): a copy's lines are distinct (its addresses increase), so the
-    suffix alone fills every way of every set with its own lines, newest last, and each
-    line before it is evicted before the copy ends; what the earlier steps did to the
-    set (victims, stamps) is overwritten. A copy many times the L2 (an application's
-    input arrays) then costs about a pass over the L2's capacity."""
+    of every bank; 0 when no suffix does, or when one of the suffix's lines is in the L2
+    already (``tags``: the L2's, checked as the suffix is mapped). Installing only from
+    there gives the same L2 (:func:`copy_to_l2`): a copy's lines are distinct (its
+    addresses increase), so the suffix alone fills every way of every set with its own
+    lines, newest last, and each line before it is evicted before the copy ends; what the
+    earlier steps did to the set (victims, stamps) is overwritten. A suffix line already
+    resident (a buffer copied twice) would keep its old LRU stamp (a valid sector's copy
+    does not refresh it) where, without the cut, the earlier steps could have evicted it
+    first. A copy many times the L2 (an application's input arrays) then costs about a
+    pass over the L2's capacity."""
     l2 = gpu.l2
     step, line_bytes = l2.sector_bytes, l2.line_bytes
     n = -(-nbytes // step)
@@ -127,7 +131,10 @@ def first_live_step(gpu: GPUConfig, addr: int, nbytes: int) -> int:
     hi = last_line + 1
     while hi > first_line:
         lo = max(first_line, hi - chunk)
-        bank, l2set = l2_bank_and_set(np.arange(lo, hi, dtype=np.int64), gpu)
+        lines = np.arange(lo, hi, dtype=np.int64)
+        bank, l2set = l2_bank_and_set(lines, gpu)
+        if tags is not None and any_resident(tags, bank, l2set, lines):
+            return 0
         count += np.bincount(bank.astype(np.int64) * l2.sets_per_bank + l2set, minlength=count.size)
         if count.min() >= l2.ways:  # the steps of lines lo .. last_line suffice
             return max(0, -(-(lo * line_bytes - addr) // step))
@@ -146,28 +153,12 @@ def any_resident(tags: np.ndarray, bank: np.ndarray, l2set: np.ndarray, lines: n
 
 def copy_to_l2(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int) -> int:
     """Install a host-to-device copy in the L2 arrays of ``state`` (an
-    :class:`mdm.memory.cachesim._L2State` of ``gpu``), from its :func:`first_live_step`
-    when none of the lines from there on is in the L2 already, else from its first step;
-    returns the number of steps installed. Nothing happens unless
-    ``gpu.l2.fill_on_memcpy``.
-
-    Why the condition: the cut gives the same L2 when every line of the suffix is new to
-    its set, so that the suffix's first ``l2.ways`` lines in a set overwrite whatever the
-    earlier steps left there. A suffix line already resident (a buffer copied twice)
-    would keep its old LRU stamp (a valid sector's copy does not refresh it) where,
-    without the cut, the earlier steps could have evicted it first."""
+    :class:`mdm.memory.cachesim._L2State` of ``gpu``) from its :func:`first_live_step`
+    (its first step when a line from there on is in the L2 already); returns the number
+    of steps installed. Nothing happens unless ``gpu.l2.fill_on_memcpy``."""
     if not gpu.l2.fill_on_memcpy or nbytes <= 0:
         return 0
-    l2 = gpu.l2
-    start = first_live_step(gpu, addr, nbytes)
-    if start > 0:
-        step = l2.sector_bytes
-        first = (addr + start * step) // l2.line_bytes
-        last = (addr + (-(-nbytes // step) - 1) * step) // l2.line_bytes
-        lines = np.arange(first, last + 1, dtype=np.int64)
-        bank, l2set = l2_bank_and_set(lines, gpu)
-        if any_resident(state.tags, bank, l2set, lines):
-            start = 0
+    start = first_live_step(gpu, addr, nbytes, state.tags)
     return install_steps(state, gpu, addr, nbytes, start)
 
 
