@@ -19,14 +19,11 @@ app = typer.Typer(
 
 def _open(path: Path, allow_unknown: bool) -> Any:
     """The trace at ``path``, one kernel at a time, or a ``builtin:`` workload spec
-    generated in memory (as ``mdm predict`` and ``mdm cachesim`` accept)."""
-    from mdm.traces import open_trace
-    from mdm.traces.workloads import BUILTIN, load_trace
+    generated in memory (:func:`~mdm.traces.workloads.load_trace`, as ``mdm predict``)."""
+    from mdm.traces.workloads import load_trace
 
-    if str(path).startswith(BUILTIN):
-        return load_trace(str(path))
     kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-    return open_trace(path, lazy=True, **kw)
+    return load_trace(str(path), lazy=True, **kw)
 
 
 @app.command()

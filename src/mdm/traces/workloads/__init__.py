@@ -164,20 +164,21 @@ def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
 
 
 @overload
-def load_trace(spec: str, *, lazy: Literal[False] = ...) -> AppTrace: ...
+def load_trace(spec: str, *, lazy: Literal[False] = ..., **kwargs: Any) -> AppTrace: ...
 @overload
-def load_trace(spec: str, *, lazy: Literal[True]) -> AnyApp: ...
-def load_trace(spec: str, *, lazy: bool = False) -> AnyApp:
+def load_trace(spec: str, *, lazy: Literal[True], **kwargs: Any) -> AnyApp: ...
+def load_trace(spec: str, *, lazy: bool = False, **kwargs: Any) -> AnyApp:
     """The application named by ``spec``: a ``builtin:`` workload spec (generated with
-    :func:`generate`), else anything :func:`mdm.traces.open_trace` accepts. ``lazy``: a
-    trace on disk as a :class:`~mdm.traces.model.LazyApp` (one kernel at a time); a
-    generated workload is in memory either way and is returned as it is."""
+    :func:`generate`), else anything :func:`mdm.traces.open_trace` accepts, with its
+    reader options ``kwargs`` (e.g. ``allow_unknown``). ``lazy``: a trace on disk as a
+    :class:`~mdm.traces.model.LazyApp` (one kernel at a time); a generated workload is in
+    memory either way and is returned as it is."""
     if spec.startswith(BUILTIN):
         name, seed, params = parse_builtin(spec)
         return generate(name, seed, **params)
     from mdm.traces import open_trace
 
-    return open_trace(Path(spec), lazy=lazy)
+    return open_trace(Path(spec), lazy=lazy, **kwargs)
 
 
 __all__ = [
