@@ -158,7 +158,6 @@ def cachesim(
     with cli_errors():
         from mdm.memory import AppSimulator, CacheSimResult
         from mdm.memory.stats import pc_rows, warp_rows
-        from mdm.traces import Memcpy
         from mdm.traces.workloads import load_trace
 
         cfg = load_gpu_set(gpu, settings)
@@ -170,10 +169,7 @@ def cachesim(
         stats: list[KernelCacheStats] = []
         rows: list[dict[str, Any]] = []  # a kernel's counters, per-PC rows, warps' rows
         with kernel_progress(app.n_kernels, f"cachesim {app.name}") as done:
-            for kernel in app.iter_commands():
-                if isinstance(kernel, Memcpy):  # fills the L2 when l2.fill_on_memcpy
-                    sim.copy(kernel)
-                    continue
+            for kernel in sim.kernels_of(app):  # copies fill the L2 (l2.fill_on_memcpy)
                 tracked = picker.for_kernel(kernel.kernel_id, kernel.n_warps)
                 st = sim.simulate(kernel, track_warps=tracked)
                 row = _row(st, atom)

@@ -124,7 +124,7 @@ import functools
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -813,6 +813,17 @@ class AppSimulator:
         installed (0 when the option is off)."""
         return copy_to_l2(self._l2, self.gpu, memcpy.addr, memcpy.nbytes)
 
+    def kernels_of(self, app: AnyApp) -> Iterator[KernelTrace]:
+        """``app``'s kernels in launch order, each copy listed before a kernel applied
+        (:meth:`copy`) before that kernel is handed out; a pass over a
+        :class:`~mdm.traces.model.LazyApp` keeps no kernel it has handed out."""
+        for cmd in app.iter_commands():
+            if isinstance(cmd, Memcpy):
+                self.copy(cmd)
+            else:
+                yield cmd
+            del cmd
+
 
 def simulate_app(
     app: AnyApp,
@@ -832,14 +843,11 @@ def simulate_app(
     sim = AppSimulator(gpu)
     out = []
     ki = 0
-    for cmd in app.iter_commands():
-        if isinstance(cmd, Memcpy):
-            sim.copy(cmd)
-            continue
+    for kernel in sim.kernels_of(app):
         bps = None if blocks_per_sm is None else blocks_per_sm[ki]
-        out.append(sim.simulate(cmd, (track_warps or {}).get(ki), bps))
+        out.append(sim.simulate(kernel, (track_warps or {}).get(ki), bps))
         ki += 1
-        del cmd  # a kernel is not kept alive while the next one is read
+        del kernel  # not kept alive while the next kernel is read
     return CacheSimResult(config_name=gpu.name, kernels=out)
 
 
