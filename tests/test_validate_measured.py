@@ -557,3 +557,49 @@ def test_accelsim_logs_as_measured_runs(reference_dir: Path, tmp_path: Path) -> 
     # a trace found nowhere names the log and the -trace line
     with pytest.raises(ConfigError, match=r"line \d+: trace traces/.* not found under"):
         logs_to_measured(logs[:1], traces_root=tmp_path)
+
+
+def test_accelsim_logs_per_kernel_miss_rates(reference_dir: Path, tmp_path: Path) -> None:
+    """`--per-kernel` rows carry each kernel's own miss rates (differences of the log's
+    cumulative counters): they combine, weighted by the kernels' reads and L2 accesses,
+    into the run's rates; and the cache simulation's per kernel agrees with them,
+    including the second stencil2d kernel's L2 hits on the lines the first left there."""
+    from mdm.explore.accelsim_log import parse_log
+    from mdm.explore.accelsim_runs import kernel_miss_rates, logs_to_measured, miss_rates
+
+    log = reference_dir / "logs" / "stencil2d__mdm_pascal__baseline.log.xz"
+    parsed = parse_log(log)
+    per = kernel_miss_rates(parsed)
+    assert len(per) == len(parsed.kernels) == 2
+    # the first kernel's rates are its block's; the counters are cumulative
+    first = parsed.kernels[0].stats
+    assert per[0]["l1d_rd_miss_rate"] == miss_rates(first)["l1d_rd_miss_rate"]
+    assert per[0]["l2_miss_rate"] == (
+        first["L2_total_cache_misses"] / first["L2_total_cache_accesses"]
+    )
+    keys = [f"TC_GLOBAL_ACC_R_{x}" for x in ("HIT", "HIT_RESERVED", "MISS", "SECTOR_MISS")]
+    reads = [sum(k.stats[x] for x in keys) for k in parsed.kernels]
+    reads = [reads[0], reads[1] - reads[0]]
+    acc = [k.stats["L2_total_cache_accesses"] for k in parsed.kernels]
+    acc = [acc[0], acc[1] - acc[0]]
+    run = miss_rates(parsed.kernels[-1].stats)
+    l1 = sum(p["l1d_rd_miss_rate"] * n for p, n in zip(per, reads, strict=True)) / sum(reads)
+    l2 = sum(p["l2_miss_rate"] * n for p, n in zip(per, acc, strict=True)) / sum(acc)
+    assert l1 == pytest.approx(run["l1d_rd_miss_rate"], rel=1e-12)
+    assert l2 == pytest.approx(run["l2_miss_rate"], abs=1e-4)  # the log prints 4 decimals
+    # the second kernel reads the lines the first fetched: the L2 keeps them
+    assert per[1]["l2_miss_rate"] < 0.1 * per[0]["l2_miss_rate"]
+
+    out = tmp_path / "k.csv"
+    df = logs_to_measured([log], out, traces_root=reference_dir, per_kernel=True)
+    assert list(df["l1d_rd_miss_rate"]) == [p["l1d_rd_miss_rate"] for p in per]
+    assert list(df["l2_miss_rate"]) == [p["l2_miss_rate"] for p in per]
+    res = validate_measured(out, ["mdm"], workers=1)
+    runs = res.runs.set_index("run_id").loc[df["run_id"]]
+    # each kernel row is compared with that kernel's simulation, not the application's
+    assert runs["cachesim_l2_miss_rate"].iloc[1] < 0.1 * runs["cachesim_l2_miss_rate"].iloc[0]
+    assert (runs["cachesim_l2_miss_rate"] - runs["l2_miss_rate"]).abs().max() < 0.02
+    assert res.summary["cache_simulation"]["runs"] == 2
+    # a block without the counters gives NaN, not an error
+    del parsed.kernels[1].stats["L2_total_cache_misses"]
+    assert math.isnan(kernel_miss_rates(parsed)[1]["l2_miss_rate"])

@@ -42,11 +42,13 @@ def from_accelsim(
     traces_root: Path | None = typer.Option(
         None, "--traces-root", help="folder the runs' -trace paths are relative to"
     ),
-    per_kernel: bool = typer.Option(False, "--per-kernel", help="one row per kernel"),
+    per_kernel: bool = typer.Option(
+        False, "--per-kernel", help="one row per kernel, with its own cycles and miss rates"
+    ),
     klass: str = typer.Option("unknown", "--class", help="class of every row (MD, NMD, ...)"),
 ) -> None:
-    """One row per run (or kernel): its trace, the log as the configuration it used, and
-    its simulated cycles; then `mdm validate --measured OUT`."""
+    """One row per run (or kernel): its trace, the log as the configuration it used, its
+    simulated cycles and L1/L2 miss rates; then `mdm validate --measured OUT`."""
     with cli_errors():
         from mdm.explore.accelsim_runs import logs_to_measured
 

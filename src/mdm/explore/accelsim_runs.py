@@ -12,7 +12,8 @@ folder it ran in). Choices:
   :class:`ConfigError` naming the log, its line and the folders tried;
 * one row per run (all kernels), with its L1 and L2 miss rates (:func:`miss_rates`),
   or with ``per_kernel`` one per kernel (its index), as many as the trace has kernels
-  (else a :class:`ConfigError`: the log is of another trace, or of a run cut short);
+  (else a :class:`ConfigError`: the log is of another trace, or of a run cut short),
+  each with the kernel's own miss rates (:func:`kernel_miss_rates`);
 * ``run_id`` is the log's name without its suffixes (``__k<index>`` added per kernel);
   ``gpu`` the log itself; paths are written relative to the table's folder.
 """
@@ -30,7 +31,18 @@ import pandas as pd
 from mdm._atomic import atomic_write_bytes
 from mdm.config.accelsim import log_stem, read_log_options
 from mdm.errors import ConfigError
-from mdm.explore.accelsim_log import parse_log
+from mdm.explore.accelsim_log import AccelSimLog, parse_log
+
+#: The L1's global-read outcomes in ``Total_core_cache_stats_breakdown[GLOBAL_ACC_R]``
+_L1_READS = tuple(f"TC_GLOBAL_ACC_R_{x}" for x in ("HIT", "HIT_RESERVED", "MISS", "SECTOR_MISS"))
+#: The L2's access and miss counts (all accesses, as ``L2_total_cache_miss_rate``)
+_L2_COUNTS = ("L2_total_cache_accesses", "L2_total_cache_misses")
+
+
+def _l1_rate(hit: float, pend: float, miss: float, sector: float) -> float:
+    """``(MISS + SECTOR_MISS) / (HIT + HIT_RESERVED + MISS + SECTOR_MISS)``; NaN for no read."""
+    n = hit + pend + miss + sector
+    return (miss + sector) / n if n > 0 else math.nan
 
 
 def miss_rates(stats: dict[str, float]) -> dict[str, float]:
@@ -40,14 +52,37 @@ def miss_rates(stats: dict[str, float]) -> dict[str, float]:
     ``Total_core_cache_stats_breakdown[GLOBAL_ACC_R]``, and ``L2_total_cache_miss_rate``
     (the reference's ``l1d_rd_miss_rate`` and ``l2_miss_rate``; NaN without them)."""
     out = {"l1d_rd_miss_rate": math.nan, "l2_miss_rate": math.nan}
-    keys = [f"TC_GLOBAL_ACC_R_{x}" for x in ("HIT", "HIT_RESERVED", "MISS", "SECTOR_MISS")]
-    if all(k in stats for k in keys):
-        hit, pend, miss, sector = (stats[k] for k in keys)
-        if hit + pend + miss + sector > 0:
-            out["l1d_rd_miss_rate"] = (miss + sector) / (hit + pend + miss + sector)
+    if all(k in stats for k in _L1_READS):
+        out["l1d_rd_miss_rate"] = _l1_rate(*(stats[k] for k in _L1_READS))
     if "L2_total_cache_miss_rate" in stats:
         out["l2_miss_rate"] = stats["L2_total_cache_miss_rate"]
     return out
+
+
+def kernel_miss_rates(parsed: AccelSimLog) -> list[dict[str, float]]:
+    """Each kernel's own L1 global-read and L2 miss rates, as :func:`miss_rates` counts
+    them, from the differences of the cumulative counters between its block and the one
+    before (the first block's counts are its own). Choice: the L2 rate is the
+    difference of ``L2_total_cache_misses`` over that of ``L2_total_cache_accesses``
+    (the printed run rate has four decimals, a kernel's must come from the counts). A
+    counter missing from either block, or a kernel without L1 reads or L2 accesses,
+    gives NaN."""
+    out: list[dict[str, float]] = []
+    before: dict[str, float] | None = None  # the previous block's counters
+    for k in parsed.kernels:
+        l1 = _l1_rate(*(_delta(k.stats, before, key) for key in _L1_READS))
+        acc, miss = (_delta(k.stats, before, key) for key in _L2_COUNTS)
+        out.append({"l1d_rd_miss_rate": l1, "l2_miss_rate": miss / acc if acc > 0 else math.nan})
+        before = k.stats
+    return out
+
+
+def _delta(stats: dict[str, float], before: dict[str, float] | None, key: str) -> float:
+    """A cumulative counter's growth since ``before`` (the whole count for the first
+    block, ``before`` None); NaN when either block lacks it."""
+    if key not in stats or (before is not None and key not in before):
+        return math.nan
+    return stats[key] - (before[key] if before is not None else 0.0)
 
 
 def run_trace(log: Path, traces_root: Path | None = None) -> Path:
@@ -108,8 +143,9 @@ def logs_to_measured(
                 f"{len(parsed.kernels)} kernel statistics blocks but the trace {trace} has "
                 f"{n} kernels; expected a complete run of that trace",
             )
-        for k, cycles in enumerate(parsed.kernel_cycles):
-            rows.append({"run_id": f"{stem}__k{k}", **base, "kernel": k, "cycles": cycles})
+        per = kernel_miss_rates(parsed)
+        for k, (cycles, rates) in enumerate(zip(parsed.kernel_cycles, per, strict=True)):
+            rows.append({"run_id": f"{stem}__k{k}", **base, "kernel": k, "cycles": cycles, **rates})
     df = pd.DataFrame(rows)
     if out is not None:
         atomic_write_bytes(Path(out), df.to_csv(index=False).encode())

@@ -16,10 +16,10 @@ A *measured table* (CSV or Parquet) has one row per measured run or kernel:
   ``unknown``; ``calib`` rows are left out of ``mean_abs_error`` as in the reference
   path), ``sweep_param`` / ``sweep_value`` (optional, default ``baseline`` / empty: rows
   of one sweep get a Spearman trend correlation as in the reference path),
-  ``l1d_rd_miss_rate`` and ``l2_miss_rate`` (optional, in [0, 1]: the run's L1 global-read
-  and L2 miss rates as Accel-Sim counts them; for a whole-application row they are
-  compared with the cache simulation's in ``summary['cache_simulation']``, as in the
-  reference path). Other columns are ignored.
+  ``l1d_rd_miss_rate`` and ``l2_miss_rate`` (optional, in [0, 1]: the run's, or the
+  row's kernel's, L1 global-read and L2 miss rates as Accel-Sim counts them; compared
+  with the cache simulation's for the same kernels in ``summary['cache_simulation']``,
+  as in the reference path). Other columns are ignored.
 
 Choices (documented, tested):
 
@@ -69,7 +69,7 @@ from mdm.traces.workloads import BUILTIN
 
 NUMERIC = ("cycles", "time_us", "sm_clock_mhz")
 #: Optional measured miss rates, compared with the cache simulation's (the reference
-#: path's ``validate.CACHESIM_COLUMNS``) for whole-application rows
+#: path's ``validate.CACHESIM_COLUMNS``) for the row's kernels
 RATES = ("l1d_rd_miss_rate", "l2_miss_rate")
 KERNEL_COLUMNS = ["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
 
@@ -362,7 +362,8 @@ class _Task:
             for m in self.task.models:
                 mine = [r for r in rows if r["model"] == m and str(r["kernel"]) != "total"]
                 sel.append(mine[pos])
-        cache = cachesim_columns(pred) if k is None else {}  # the app's miss rates
+        # the app's miss rates, or the kernel's
+        cache = cachesim_columns(pred, None if k is None else predicted.index(k))
         for r in sel:
             self.out["pred"].append({"run_id": rc.run_id, **r, **cache})
         self.out["runs"].append(

@@ -149,13 +149,16 @@ CACHESIM_COLUMNS = {
 }
 
 
-def cachesim_columns(pred: Any) -> dict[str, float]:
+def cachesim_columns(pred: Any, kernel: int | None = None) -> dict[str, float]:
     """A run's cache-simulation miss rates over all its kernels (L1 global reads, as
-    Accel-Sim's ``l1d_rd_miss_rate``; all L2 accesses, as its ``l2_miss_rate``), from
-    the prediction's kernel inputs (``{}`` without them)."""
+    Accel-Sim's ``l1d_rd_miss_rate``; all L2 accesses, as its ``l2_miss_rate``), or
+    over its predicted kernel at position ``kernel`` alone, from the prediction's
+    kernel inputs (``{}`` without them)."""
     from mdm.memory.stats import CacheSimResult
 
     stats = [i.cache for i in getattr(pred, "inputs", [])]
+    if kernel is not None:
+        stats = stats[kernel : kernel + 1]
     if not stats:
         return {}
     tot = CacheSimResult(config_name="", kernels=stats).total()
