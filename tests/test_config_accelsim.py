@@ -545,3 +545,58 @@ def test_log_import_errors_and_load_gpu(tmp_path, reference_dir):
         import_accelsim_log(tmp_path / "bad.log")
     with pytest.raises(ConfigError, match="Accel-Sim log not found"):
         import_accelsim_log(tmp_path / "missing.log.xz")
+
+
+def _chase_latencies(reference_dir: Path) -> dict[str, list[float]]:
+    """The reference README's pointer-chase table: row label -> [mdm_pascal, SM7_QV100]
+    load-to-use cycles."""
+    text = (reference_dir / "README.md").read_text()
+    table = text[text.index("Pointer chase, one thread") :]
+    rows = {}
+    for line in table.splitlines()[1:12]:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"[\d.]+", cells[1]):
+            rows[cells[0]] = [float(cells[1]), float(cells[2])]
+    return rows
+
+
+def test_load_to_use_latencies_match_the_pointer_chase(reference_dir):
+    """The imported latencies give the reference pointer chase's load-to-use cycles: an
+    L1 hit (``-gpgpu_l1_latency`` plus the LD/ST pipeline) within half a cycle, an L2
+    hit (L1 pipeline + L2 round trip) within half a cycle, a DRAM access within 5 %.
+    With ``-gpgpu_l1_latency`` alone the L1 hit was 3.2 and 3.5 cycles short."""
+    chase = _chase_latencies(reference_dir)
+    l1_row = next(k for k in chase if k.startswith("L1 hit"))
+    l2_row = next(k for k in chase if k.startswith("L2 hit"))
+    dram_row = next(k for k in chase if "row miss" in k)
+    for col, (arch, extra) in enumerate(
+        [("mdm_pascal", ""), ("SM7_QV100", "-gpgpu_kernel_launch_latency 0")]
+    ):
+        gpu, _ = _import(reference_dir / "configs" / arch / "gpgpusim.config", extra)
+        l1 = gpu.l1.hit_latency_cycles
+        assert l1 == pytest.approx(chase[l1_row][col], abs=0.5), arch
+        assert l1 + gpu.l2_hit_latency_cycles == pytest.approx(chase[l2_row][col], abs=0.5)
+        total = l1 + gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
+        assert total == pytest.approx(chase[dram_row][col], rel=0.05), arch
+        # the presets that mirror these configurations carry the same latencies
+        preset = load_gpu("mdm_pascal" if col == 0 else "sm7_qv100")
+        assert preset.l1.hit_latency_cycles == l1
+        assert preset.l2_hit_latency_cycles == pytest.approx(gpu.l2_hit_latency_cycles)
+
+
+def test_pointer_chase_l1_kernel_cycles(reference_dir):
+    """End to end: the pointer chase's L1 kernel (256 dependent L1 hits, one thread) is
+    predicted within 8 % of Accel-Sim's kernel cycles on both reference configurations
+    (+19 % too fast when an L1 hit cost ``-gpgpu_l1_latency`` alone)."""
+    import json
+
+    from mdm.explore.validate import validate
+
+    runs = ["pchase__mdm_pascal__baseline", "pchase__SM7_QV100__baseline"]
+    res = validate(reference_dir, ["mdm"], runs, workers=1)
+    for run, isa in zip(runs, ["sm61", "sm70"], strict=True):
+        meta = json.loads((reference_dir / "traces" / isa / "pchase" / "summary.json").read_text())
+        k = [kn["name"] for kn in meta["kernels"]].index("pchase_l1")
+        row = res.kernels[(res.kernels["run_id"] == run) & (res.kernels["kernel"] == k)]
+        assert len(row) == 1
+        assert abs(float(row["error"].iloc[0])) < 0.08, run
