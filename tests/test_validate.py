@@ -216,3 +216,25 @@ def test_run_options_add_the_logged_launch_latencies(tmp_path: Path) -> None:
     got = run_options(tmp_path, "r", "-gpgpu_n_clusters 56")
     assert got == "-gpgpu_n_clusters 56 -gpgpu_kernel_launch_latency 7 -gpgpu_TB_launch_latency 0"
     assert run_options(tmp_path, "no_log", "-x 1") == "-x 1"
+
+
+def test_kernel_table_carries_per_kernel_miss_rates(reference_dir: Path) -> None:
+    """``kernels.csv`` of the reference path: each kernel's own miss rates from its log
+    beside its cache simulation's. stencil2d's second kernel reads what the first left in
+    the L2: both sides show its L2 miss rate far below the first kernel's, and they agree
+    kernel for kernel; the run rows keep the application's rates."""
+    res = validate(reference_dir, ["mdm"], ["stencil2d__mdm_pascal__baseline"], workers=1)
+    k = res.kernels.sort_values("kernel")
+    assert list(k["kernel"]) == [0, 1]
+    for col in ("l2_miss_rate", "cachesim_l2_miss_rate"):
+        assert k[col].iloc[1] < 0.1 * k[col].iloc[0], col
+    for ours, ref in (("cachesim_l1_miss_rate", "l1d_rd_miss_rate"),
+                      ("cachesim_l2_miss_rate", "l2_miss_rate")):  # fmt: skip
+        assert (k[ours] - k[ref]).abs().max() < 0.02
+    run = res.runs.iloc[0]
+    assert run["cachesim_l2_miss_rate"] == pytest.approx(run["l2_miss_rate"], abs=0.02)
+    assert (
+        k["cachesim_l2_miss_rate"].min()
+        < run["cachesim_l2_miss_rate"]
+        < k["cachesim_l2_miss_rate"].max()
+    )

@@ -63,7 +63,14 @@ import pandas as pd
 
 from mdm.errors import ConfigError, MdmError, TraceFormatError
 from mdm.explore.runner import check_models, shared_cache_sim
-from mdm.explore.validate import ValidationResult, cachesim_columns, map_tasks, score
+from mdm.explore.validate import (
+    KERNEL_COLUMNS,
+    KERNEL_RATE_COLUMNS,
+    ValidationResult,
+    cachesim_columns,
+    map_tasks,
+    score,
+)
 from mdm.traces.model import KernelTrace, LazyApp, Memcpy
 from mdm.traces.workloads import BUILTIN
 
@@ -71,7 +78,6 @@ NUMERIC = ("cycles", "time_us", "sm_clock_mhz")
 #: Optional measured miss rates, compared with the cache simulation's (the reference
 #: path's ``validate.CACHESIM_COLUMNS``) for the row's kernels
 RATES = ("l1d_rd_miss_rate", "l2_miss_rate")
-KERNEL_COLUMNS = ["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
 
 
 def _cell(v: Any) -> str:
@@ -536,6 +542,7 @@ def validate_measured(
     runs["arch"] = runs["gpu_label"]
     res = score(runs, pred, "cycles_measured", pd.DataFrame(), skipped, extra_summary=True)
     kr = res.runs[res.runs["kernel_index"] >= 0]
+    rates = {c: kr[c] if c in kr.columns else math.nan for c in KERNEL_RATE_COLUMNS}
     res.kernels = pd.DataFrame(
         {
             "run_id": kr["run_id"],
@@ -544,6 +551,7 @@ def validate_measured(
             "cycles_sim": kr["cycles_measured"],
             "cycles_model": kr["cycles"],
             "error": kr["error"],
+            **rates,
         },
         columns=KERNEL_COLUMNS,
     ).reset_index(drop=True)

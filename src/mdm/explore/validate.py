@@ -50,6 +50,7 @@ from scipy.stats import spearmanr
 
 from mdm.errors import ConfigError, MdmError
 from mdm.explore.accelsim_log import log_options, parse_log
+from mdm.explore.accelsim_runs import kernel_miss_rates
 from mdm.explore.runner import check_models, shared_cache_sim
 
 REQUIRED_COLUMNS = (
@@ -135,10 +136,27 @@ def run_task(task: RunTask, backend: dict[str, Callable[..., Any]] | None = None
         except MdmError as exc:  # e.g. a configuration the cache simulator does not model
             rows.append({"run_id": run_id, "skip_reason": str(exc)})
             continue
-        cache = cachesim_columns(pred)
-        for r in pred.to_rows():
-            rows.append({"run_id": run_id, **r, **cache})
+        rows += prediction_rows(run_id, pred)
     return rows
+
+
+def prediction_rows(run_id: str, pred: Any) -> list[dict]:
+    """The prediction's tidy rows (``to_rows``) for run ``run_id``, each with the cache
+    simulation's miss rates (:func:`cachesim_columns`): a kernel row its kernel's, a
+    ``total`` row the application's."""
+    app = cachesim_columns(pred)
+    per = [cachesim_columns(pred, i) for i in range(len(getattr(pred, "inputs", [])))]
+    out: list[dict] = []
+    pos: dict[str, int] = {}  # next kernel position per model (to_rows: kernels, total)
+    for r in pred.to_rows():
+        if str(r["kernel"]) == "total":
+            cache = app
+        else:
+            i = pos.get(r["model"], 0)
+            pos[r["model"]] = i + 1
+            cache = per[i] if i < len(per) else {}
+        out.append({"run_id": run_id, **r, **cache})
+    return out
 
 
 #: The cache simulation's totals in every prediction row of a run, and the reference
@@ -166,6 +184,21 @@ def cachesim_columns(pred: Any, kernel: int | None = None) -> dict[str, float]:
         "cachesim_l1_miss_rate": tot.l1_miss_rate if tot.l1_read_accesses else math.nan,
         "cachesim_l2_miss_rate": tot.l2_miss_rate if tot.l2_accesses else math.nan,
     }
+
+
+#: Columns of the per-kernel table (``kernels.csv``): the log's cycles and, from the
+#: differences of its cumulative counters, the kernel's own miss rates
+#: (:func:`mdm.explore.accelsim_runs.kernel_miss_rates`) beside the cache simulation's
+KERNEL_RATE_COLUMNS = [*CACHESIM_COLUMNS.values(), *CACHESIM_COLUMNS]
+KERNEL_COLUMNS = [
+    "run_id",
+    "model",
+    "kernel",
+    "cycles_sim",
+    "cycles_model",
+    "error",
+    *KERNEL_RATE_COLUMNS,
+]
 
 
 #: Options a run's log decides over its configuration file and the table's
@@ -218,8 +251,7 @@ def _run_task_streamed(task: RunTask, be: dict[str, Callable[..., Any]], path: P
                 rows_of[run_id] = [{"run_id": run_id, "skip_reason": str(exc)}]
             continue
         for (run_id, _), pred in zip(members, preds, strict=True):
-            cache = cachesim_columns(pred)
-            rows_of[run_id] = [{"run_id": run_id, **r, **cache} for r in pred.to_rows()]
+            rows_of[run_id] = prediction_rows(run_id, pred)
     return [r for run_id, _, _ in task.runs for r in rows_of[run_id]]
 
 
@@ -387,6 +419,7 @@ def _kernel_errors(
         if not (use_logs and log_path.exists()):
             continue
         log = parse_log(log_path)
+        rates = kernel_miss_rates(log)
         if not math.isclose(log.tot_sim_cycle, float(rec.gpu_tot_sim_cycle), rel_tol=1e-9):
             raise ConfigError(
                 log_path,
@@ -410,11 +443,11 @@ def _kernel_errors(
                         "cycles_model": r["cycles"],
                         # same instructions: IPC ratio = inverse cycle ratio (eq. 11)
                         "error": sim / r["cycles"] - 1.0,
+                        **rates[i],
+                        **{c: r.get(c, math.nan) for c in CACHESIM_COLUMNS},
                     }
                 )
-    return pd.DataFrame(
-        rows, columns=["run_id", "model", "kernel", "cycles_sim", "cycles_model", "error"]
-    )
+    return pd.DataFrame(rows, columns=KERNEL_COLUMNS)
 
 
 def _spearman(runs: pd.DataFrame) -> pd.DataFrame:
