@@ -218,11 +218,14 @@ def test_run_options_add_the_logged_launch_latencies(tmp_path: Path) -> None:
     assert run_options(tmp_path, "no_log", "-x 1") == "-x 1"
 
 
-def test_kernel_table_carries_per_kernel_miss_rates(reference_dir: Path) -> None:
+def test_kernel_table_carries_per_kernel_miss_rates(reference_dir: Path, tmp_path: Path) -> None:
     """``kernels.csv`` of the reference path: each kernel's own miss rates from its log
     beside its cache simulation's. stencil2d's second kernel reads what the first left in
     the L2: both sides show its L2 miss rate far below the first kernel's, and they agree
-    kernel for kernel; the run rows keep the application's rates."""
+    kernel for kernel; the run rows keep the application's rates; the report lists the
+    kernels of such a run."""
+    from mdm.report.pages import validation_report
+
     res = validate(reference_dir, ["mdm"], ["stencil2d__mdm_pascal__baseline"], workers=1)
     k = res.kernels.sort_values("kernel")
     assert list(k["kernel"]) == [0, 1]
@@ -238,3 +241,9 @@ def test_kernel_table_carries_per_kernel_miss_rates(reference_dir: Path) -> None
         < run["cachesim_l2_miss_rate"]
         < k["cachesim_l2_miss_rate"].max()
     )
+    validation_report(res, tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert "Per kernel (runs of several kernels)" in html and "cachesim_l2_miss_rate" in html
+    assert list(pd.read_csv(tmp_path / "kernels.csv").columns)[-4:] == [
+        "l1d_rd_miss_rate", "l2_miss_rate", "cachesim_l1_miss_rate", "cachesim_l2_miss_rate"
+    ]  # fmt: skip

@@ -137,6 +137,17 @@ def validation_report(res: Any, out: str | Path) -> Path:
                 text="the model inputs' miss rates (cachesim_*) beside the reference's, per run",
             )
         )
+    k = res.kernels
+    multi = k[k.groupby("run_id")["kernel"].transform("nunique") > 1] if len(k) else k
+    if len(multi):
+        sections.append(
+            Section(
+                "Per kernel (runs of several kernels)",
+                tables=[multi.dropna(axis=1, how="all")],
+                text="each kernel's cycles and, where its log has them, its own miss rates "
+                "(differences of the cumulative counters) beside the cache simulation's",
+            )
+        )
     return write_page(out / "report.html", "mdm validation", sections)
 
 
