@@ -145,10 +145,12 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
         "-gpgpu_memory_partition_indexing",
         "-gpgpu_num_sp_units",
         "-gpgpu_num_sfu_units",
-        "-ptx_opcode_initiation_sfu",  # superseded by trace.config's <latency,initiation>
     )
     assert not any(f"{o} " in msg + " " for o in mapped)
     assert "-gpgpu_cache:dl1 " not in msg + " "
+    # PTX-mode latencies: superseded in trace-driven runs by trace.config's
+    unmapped, _, inert = msg.partition("options without effect")
+    assert "-ptx_opcode_initiation_sfu " in inert + " " and "-ptx_opcode" not in unmapped
 
 
 def test_sm7_qv100_config_matches_preset(reference_dir):
@@ -394,13 +396,16 @@ def test_initiation_intervals_and_units_mapped(reference_dir):
 
 
 def test_initiation_fallbacks_and_errors(reference_dir, tmp_path):
-    """A trace.config pair with one number takes the initiation interval from
-    ``-ptx_opcode_initiation_*`` (first value); a malformed pair names the file and
-    line; ``-gpgpu_num_dp_units 0`` keeps FP64 on the SFUs (``dp_units = 0``)."""
+    """Trace-driven latencies: a trace.config pair with one number has an initiation
+    interval of 1; a class the files leave out takes Accel-Sim's trace-mode default 4,1
+    whatever ``-ptx_opcode_*`` says (PTX mode only: listed as without effect); a
+    malformed pair names the file and line; ``-gpgpu_num_dp_units 0`` keeps FP64 on the
+    SFUs (``dp_units = 0``)."""
     src = reference_dir / "configs" / "mdm_pascal"
     text = (src / "gpgpusim.config").read_text()
     (tmp_path / "gpgpusim.config").write_text(
-        text + "\n-ptx_opcode_initiation_fp 3,2,1,1,4\n-gpgpu_num_dp_units 2\n"
+        text + "\n-ptx_opcode_initiation_fp 3,2,1,1,4\n-ptx_opcode_latency_dp 30,19\n"
+        "-gpgpu_num_dp_units 2\n"
     )
     trace = re.sub(
         r"^-trace_opcode_latency_initiation_sp\s+\S+",
@@ -408,9 +413,13 @@ def test_initiation_fallbacks_and_errors(reference_dir, tmp_path):
         (src / "trace.config").read_text(),
         flags=re.M,
     )
+    trace = re.sub(r"^-trace_opcode_latency_initiation_dp\s+\S+\n", "", trace, flags=re.M)
     (tmp_path / "trace.config").write_text(trace)
-    gpu, _ = _import(tmp_path / "gpgpusim.config")
-    assert (gpu.latency.fp32_cycles, gpu.latency.fp32_initiation_cycles) == (6, 3)
+    gpu, warns = _import(tmp_path / "gpgpusim.config")
+    assert (gpu.latency.fp32_cycles, gpu.latency.fp32_initiation_cycles) == (6, 1)
+    assert (gpu.latency.fp64_cycles, gpu.latency.fp64_initiation_cycles) == (4, 1)
+    inert = str(warns[0].message).partition("options without effect")[2]
+    assert "-ptx_opcode_initiation_fp" in inert and "-ptx_opcode_latency_dp" in inert
     assert gpu.sm.dp_units == 2
     for bad in ("6,x", "6,0"):
         (tmp_path / "trace.config").write_text(
@@ -501,9 +510,8 @@ def test_warning_sets_inert_options_apart_and_checks_assumptions(reference_dir):
 def test_log_option_dump_reproduces_every_reference_run(reference_dir):
     """A run's log alone gives the configuration the run used: its option dump equals the
     config files plus the run's overrides (the table's extra options and the logged
-    launch latencies), field for field, on all reference runs. The one difference is a
-    default: without a tensor latency in the file the schema keeps its own, where the
-    dump gives GPGPU-Sim's (no reference trace has tensor instructions)."""
+    launch latencies), field for field, on all reference runs, the trace-driven
+    latencies the files leave out (mdm_pascal's tensor) included."""
     from mdm.config.accelsim import import_accelsim_log
     from mdm.explore.validate import load_results, run_options
 
@@ -516,9 +524,6 @@ def test_log_option_dump_reproduces_every_reference_run(reference_dir):
                 reference_dir / "logs" / f"{rec.run_id}.log.xz", config_dir=cfg
             )
             want = import_accelsim(cfg, run_options(reference_dir, rec.run_id, rec.extra_options))
-        text = (cfg / "gpgpusim.config").read_text() + (cfg / "trace.config").read_text()
-        if "-trace_opcode_latency_initiation_tensor" not in text:
-            want = want.model_copy(update={"latency": got.latency})
         assert got.model_copy(update={"name": want.name}) == want, rec.run_id
         assert got.name == rec.run_id
 

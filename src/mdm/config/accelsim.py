@@ -29,8 +29,13 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   instructions pair (:mod:`mdm.profile.interval`).
 * Latencies: ``trace.config``'s ``-trace_opcode_latency_initiation_{int,sp,dp,sfu,tensor}``
   (``latency,initiation``: the latency and ``latency.*_initiation_cycles``) and the
-  ``BRA`` specialised unit; else ``-ptx_opcode_latency_*`` and
-  ``-ptx_opcode_initiation_*`` (first number, ADD). ``latency.shared_mem_cycles =
+  ``BRA`` specialised unit's ``-trace_opcode_latency_initiation_spec_op_<k>``; a class
+  the files leave out takes Accel-Sim's trace-driven default, ``4,1`` (``4,4`` for a
+  specialised unit), as the simulator does. ``-ptx_opcode_latency_*`` and
+  ``-ptx_opcode_initiation_*`` set PTX-mode latencies only: listed among the options
+  without effect (until 2026-11-28 they stood in for absent trace options; the
+  reference runs' logs confirm the defaults: ``mdm_pascal``'s ``trace.config`` sets no
+  tensor latency and its runs dump ``4,1``). ``latency.shared_mem_cycles =
   -gpgpu_smem_latency``. Execution units per SM: ``-gpgpu_num_{sp,sfu,dp,int}_units``,
   ``-gpgpu_num_tensor_core_units`` and the enabled ``BRA`` specialised unit's count
   (``sm.*_units``; GPGPU-Sim's defaults where absent: 1 SP, 1 SFU, no DP, INT or
@@ -964,6 +969,17 @@ NO_TIMING_EFFECT = frozenset(
         "-dvfs_enabled",
         "-hw_perf_file_name",
         "-accelwattch_xml_file",
+        # PTX-mode instruction latencies: trace-driven runs take trace.config's
+        "-ptx_opcode_latency_int",
+        "-ptx_opcode_initiation_int",
+        "-ptx_opcode_latency_fp",
+        "-ptx_opcode_initiation_fp",
+        "-ptx_opcode_latency_dp",
+        "-ptx_opcode_initiation_dp",
+        "-ptx_opcode_latency_sfu",
+        "-ptx_opcode_initiation_sfu",
+        "-ptx_opcode_latency_tesnor",
+        "-ptx_opcode_initiation_tensor",
         # a log's option dump lists every option, these among them
         "-trace",
         "-trace_enabled",
@@ -1029,12 +1045,6 @@ def _check_assumptions(r: _Reader) -> None:
             )
 
 
-def _first(r: _Reader, name: str) -> int | None:
-    if not r.has(name):
-        return None
-    return int(r.ints(name, ",", 1)[0])
-
-
 def _pair(r: _Reader, name: str) -> tuple[int, int | None] | None:
     """``latency,initiation`` of a ``-trace_opcode_latency_initiation_*`` option (the
     initiation interval None when the value has one number)."""
@@ -1051,43 +1061,34 @@ def _pair(r: _Reader, name: str) -> tuple[int, int | None] | None:
     return int(v[0]), (int(v[1]) if len(v) > 1 else None)
 
 
+#: Accel-Sim's values of ``-trace_opcode_latency_initiation_{int,sp,dp,sfu,tensor}`` and
+#: ``..._spec_op_<k>`` when a configuration sets none (``trace_config::reg_options``)
+TRACE_LATENCY_DEFAULT = (4, 1)
+TRACE_SPEC_OP_DEFAULT = (4, 4)
+
+
 def _latencies(r: _Reader) -> dict[str, int]:
+    """``latency.*`` from the trace-driven options (module docstring): a class without
+    ``-trace_opcode_latency_initiation_<kind>`` takes Accel-Sim's default
+    (:data:`TRACE_LATENCY_DEFAULT`), and a value without its initiation interval an
+    interval of 1; the ``-ptx_opcode_*`` options are left unread (PTX mode only)."""
     lat: dict[str, int] = {}
-    kinds = [  # (field stem, trace.config suffix, -ptx_opcode_latency_ / _initiation_ suffix)
-        ("int_alu", "int", "int"),
-        ("fp32", "sp", "fp"),
-        ("fp64", "dp", "dp"),
-        ("sfu", "sfu", "sfu"),
-        ("tensor", "tensor", "tesnor"),  # GPGPU-Sim's own spelling of the latency option
-    ]
-    for stem, trace_kind, ptx_kind in kinds:
-        ptx_lat = f"-ptx_opcode_latency_{ptx_kind}"
-        ptx_ii = f"-ptx_opcode_initiation_{'tensor' if stem == 'tensor' else ptx_kind}"
+    kinds = [("int_alu", "int"), ("fp32", "sp"), ("fp64", "dp"), ("sfu", "sfu")]
+    for stem, trace_kind in [*kinds, ("tensor", "tensor")]:
         pair = _pair(r, f"-trace_opcode_latency_initiation_{trace_kind}")
-        if pair is None:
-            v, ii = _first(r, ptx_lat), _first(r, ptx_ii)
-        else:
-            (v, ii) = pair
-            for opt in (ptx_lat, ptx_ii):
-                if r.has(opt):
-                    r.raw(opt)  # superseded by trace.config in trace-driven mode
-            if ii is None:
-                ii = _first(r, ptx_ii)
-        if v is not None:
-            lat[f"{stem}_cycles"] = v
-        if ii is not None:
-            lat[f"{stem}_initiation_cycles"] = ii
+        v, ii = pair if pair is not None else TRACE_LATENCY_DEFAULT
+        lat[f"{stem}_cycles"] = v
+        lat[f"{stem}_initiation_cycles"] = ii if ii is not None else 1
     if r.has("-gpgpu_smem_latency"):
         lat["shared_mem_cycles"] = r.int("-gpgpu_smem_latency")
     bra = _branch_unit(r)
     if bra is not None:
         k, _ = bra
         pair = _pair(r, f"-trace_opcode_latency_initiation_spec_op_{k}")
-        if pair is not None:
-            r.raw(f"-specialized_unit_{k}")
-            lat["branch_cycles"] = pair[0]
-            if pair[1] is not None:
-                lat["branch_initiation_cycles"] = pair[1]
+        v, ii = pair if pair is not None else TRACE_SPEC_OP_DEFAULT
+        r.raw(f"-specialized_unit_{k}")
+        lat["branch_cycles"] = v
+        lat["branch_initiation_cycles"] = ii if ii is not None else 1
     return lat
 
 
