@@ -267,14 +267,14 @@ def test_table_lists_the_kernels_with_the_most_cycles() -> None:
     out = runner.invoke(app, [*args, "--kernels", "1"]).output
     assert "the 1 of 2 kernels with the most cycles by mdm" in out
     rows = [ln for ln in out.splitlines() if "jacobi5pt_kernel" in ln and "│" in ln]
-    assert len(rows) == 2  # the main table and the occupancy table
+    assert len(rows) == 3  # the main table, the occupancy table and the cache table
     ids = [k["kernel_id"] for k in pred["kernels"]]
     assert ids == [1, 2]  # the trace's kernel IDs (Accel-Sim numbers launches from 1)
     assert rows[0].split("│")[2].strip() == str(ids[int(np.argmax(cyc))])
     assert f"{max(cyc):.0f}" in rows[0] and f"{pred['cycles']:.0f}" in out
     everything = runner.invoke(app, args).output
     assert "kernels with the most cycles" not in everything
-    assert sum("jacobi5pt_kernel" in ln for ln in everything.splitlines()) == 4
+    assert sum("jacobi5pt_kernel" in ln for ln in everything.splitlines()) == 6
 
 
 def test_first_compile_is_announced_on_a_terminal(
@@ -316,3 +316,28 @@ def test_set_predicts_as_the_edited_file() -> None:
     assert plain["cycles"] < kernel["cycles"]
     r = runner.invoke(app, [*args, "--set", "l1.mshr_entrys=1"])
     assert r.exit_code == 1 and "did you mean 'l1.mshr_entries'" in r.output
+
+
+def test_predict_reports_the_cache_simulation_it_used() -> None:
+    """Per kernel, ``--json`` gives the miss rates and DRAM bytes the models took from the
+    cache simulation (the same as simulating the trace alone on that GPU), and the table
+    lists them; stride with GS = 32 misses most of its L1 reads on mdm_pascal."""
+    from mdm.config import load_gpu
+    from mdm.memory import simulate_app
+    from mdm.traces.workloads import load_trace
+
+    spec = "builtin:stride?ctas=112"
+    r = runner.invoke(app, ["predict", spec, "--gpu", "mdm_pascal", "--model", "mdm", "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)["models"]["mdm"]["kernels"][0]["cache"]
+    sim = simulate_app(load_trace(spec), load_gpu("mdm_pascal")).kernels[0]
+    assert got == {
+        "l1_miss_rate": sim.l1_miss_rate,
+        "l2_miss_rate": sim.l2_miss_rate,
+        "dram_read_bytes": sim.dram_read_bytes,
+        "dram_write_bytes": sim.dram_write_bytes,
+    }
+    assert got["l1_miss_rate"] > 0.5 and got["dram_read_bytes"] > 0
+    r = runner.invoke(app, ["predict", spec, "--gpu", "mdm_pascal", "--model", "mdm"])
+    assert "cache simulation (the models' inputs)" in r.output
+    assert f"{100 * sim.l1_miss_rate:.1f} %" in r.output

@@ -287,6 +287,10 @@ class AppPrediction:
             out.append(", ".join(parts) or "none")
         return out
 
+    def kernel_cache_rates(self) -> list[dict[str, float | int]]:
+        """Per predicted kernel: :func:`cache_rates` (miss rates, DRAM bytes)."""
+        return [cache_rates(i) for i in self.inputs]
+
     def occupancy_text(self) -> list[str]:
         """Per predicted kernel: ``"W warps/SM (B blocks), limited by X, N waves"``."""
         return [
@@ -340,6 +344,19 @@ def l2_blocking(inp: KernelInput) -> dict[str, float]:
     }
 
 
+def cache_rates(inp: KernelInput) -> dict[str, float | int]:
+    """The model inputs' cache behaviour of a kernel, from its cache simulation: the L1
+    global-read and L2 miss rates (as Accel-Sim counts them: pending hits are hits; all
+    L2 accesses) and the DRAM bytes read and written."""
+    c = inp.cache
+    return {
+        "l1_miss_rate": c.l1_miss_rate,
+        "l2_miss_rate": c.l2_miss_rate,
+        "dram_read_bytes": int(c.dram_read_bytes),
+        "dram_write_bytes": int(c.dram_write_bytes),
+    }
+
+
 def _s(n: float) -> str:
     """Plural ending for ``n``."""
     return "" if n == 1 else "s"
@@ -365,6 +382,7 @@ _DIAGNOSTICS: dict[str, Callable[[KernelInput], Any]] = {
     "l1_blocking": l1_blocking,
     "l2_blocking": l2_blocking,
     "cache_timeline_cycles": cache_timeline,
+    "cache": cache_rates,
 }
 
 

@@ -119,6 +119,22 @@ def _table(pred: Any, most: int) -> None:
             if i in keep:
                 o.add_row(ids[i], short_name(name), text, conf or "none", blk)
         print_table(o)
+        c = Table(title="cache simulation (the models' inputs)")
+        c.add_column("id", justify="right")
+        c.add_column("kernel")
+        for head in ("L1 read miss rate", "L2 miss rate", "DRAM read KB", "DRAM write KB"):
+            c.add_column(head, justify="right")
+        for i, (name, r) in enumerate(zip(kernels, pred.kernel_cache_rates(), strict=True)):
+            if i in keep:
+                c.add_row(
+                    ids[i],
+                    short_name(name),
+                    f"{100 * r['l1_miss_rate']:.1f} %",
+                    f"{100 * r['l2_miss_rate']:.1f} %",
+                    f"{r['dram_read_bytes'] / 1e3:,.1f}",
+                    f"{r['dram_write_bytes'] / 1e3:,.1f}",
+                )
+        print_table(c)
 
 
 def predict(
