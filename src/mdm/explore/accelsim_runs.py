@@ -62,7 +62,8 @@ def miss_rates(stats: dict[str, float]) -> dict[str, float]:
 def kernel_miss_rates(parsed: AccelSimLog) -> list[dict[str, float]]:
     """Each kernel's own L1 global-read and L2 miss rates, as :func:`miss_rates` counts
     them, from the differences of the cumulative counters between its block and the one
-    before (the first block's counts are its own). Choice: the L2 rate is the
+    before (the first block's counts are its own; GPGPU-Sim accumulates these counters
+    over the run, as every reference log shows). Choice: the L2 rate is the
     difference of ``L2_total_cache_misses`` over that of ``L2_total_cache_accesses``
     (the printed run rate has four decimals, a kernel's must come from the counts). A
     counter missing from either block, or a kernel without L1 reads or L2 accesses,
