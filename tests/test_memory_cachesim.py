@@ -22,7 +22,7 @@ from mdm.memory import (
     simulate_kernel,
     with_timing_of,
 )
-from mdm.memory.cachesim import _L2State
+from mdm.memory.cachesim import _L2State, sector_mask_dtype
 from mdm.memory.carveout import l1_may_allocate_on_fill
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.stats import SCALAR_FIELDS
@@ -568,6 +568,19 @@ def test_dram_bytes_per_pc_add_up_to_the_kernel_traffic() -> None:
 def test_unsupported_configs_raise() -> None:
     with pytest.raises(ConfigError, match="write-through"):
         simulate_kernel(_read_stream_kernel([1]), gpu(write_policy="write_back"))
+
+
+@pytest.mark.parametrize(("sectors", "bits"), [(1, 8), (4, 8), (8, 8), (9, 16), (16, 16), (32, 32)])
+def test_sector_masks_hold_a_bit_per_sector(sectors: int, bits: int) -> None:
+    """The narrowest mask dtype with a bit per sector: the loop stores ``mask | 1 << k``
+    for every sector ``k``, truncated to the array's width."""
+    dt = sector_mask_dtype(sectors)
+    assert np.iinfo(dt).bits == bits
+    a = np.zeros(1, dt)
+    a[0] = np.uint32((1 << sectors) - 1)  # every sector valid survives the store
+    assert int(a[0]) == (1 << sectors) - 1
+    with pytest.raises(ValueError, match="33 sectors"):
+        sector_mask_dtype(33)
 
 
 # ------------------------------------------------------------- vs Accel-Sim
