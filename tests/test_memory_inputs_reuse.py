@@ -55,6 +55,23 @@ def test_reused_inputs_give_identical_results() -> None:
     assert all(k in cachesim._INPUTS for k in app.kernels)
 
 
+def test_kernel_inputs_are_narrow_and_equal_the_mapping() -> None:
+    """The cached requests hold 4-sector masks in a byte and banks and sets in 16 bits
+    (where they fit), with the coalescer's and the L2 mapping's values."""
+    app = generate("gather", ctas=16)
+    g = load_gpu("mdm_pascal")
+    cachesim.clear_input_cache()
+    kernel = app.kernels[0]
+    ki = cachesim._kernel_inputs(kernel, g)
+    assert ki.reqs.req_mask.dtype == np.uint8 and ki.reqs.req_full.dtype == np.uint8
+    assert ki.bank.dtype == np.int16 and ki.l2set.dtype == np.int16
+    bank, l2set = l2_bank_and_set(ki.reqs.req_line, g)
+    assert np.array_equal(ki.bank, bank) and np.array_equal(ki.l2set, l2set)
+    assert ki.reqs.req_mask.max() == 0b1111  # every sector bit kept
+    assert cachesim._index_dtype(32768) == np.int16
+    assert cachesim._index_dtype(32769) == np.int32
+
+
 def test_input_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Entries beyond INPUT_CACHE_BYTES are dropped, oldest first; results unchanged."""
     app = generate("stride", ctas=32)
