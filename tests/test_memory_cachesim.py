@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
+from mdm.config.load import load_gpu
 from mdm.errors import ConfigError
 from mdm.memory import (
     TIMING_FIELDS,
@@ -22,12 +23,13 @@ from mdm.memory import (
     simulate_kernel,
     with_timing_of,
 )
-from mdm.memory.cachesim import _L2State, sector_mask_dtype
+from mdm.memory.cachesim import AppSimulator, _L2State, sector_mask_dtype
 from mdm.memory.carveout import l1_may_allocate_on_fill
 from mdm.memory.coalesce import coalesce, global_memory_instructions
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
+from mdm.traces.workloads import generate
 
 # the shared Pascal-like baseline shrunk to 2 SMs and small caches (short tests)
 BASE = pascal_like("t", l2_hit_latency_ns=1e-6, dram_latency_ns=1e-6)
@@ -581,6 +583,35 @@ def test_sector_masks_hold_a_bit_per_sector(sectors: int, bits: int) -> None:
     assert int(a[0]) == (1 << sectors) - 1
     with pytest.raises(ValueError, match="33 sectors"):
         sector_mask_dtype(33)
+
+
+def _run_from_stamp(app: AppTrace, g: GPUConfig, start: int | None) -> tuple[list, int]:
+    """Every kernel's statistics (the ``KernelCacheStats`` repr, per-PC arrays
+    included) with the LRU counter started at ``start``, and the counter at the end."""
+    sim = AppSimulator(g)
+    if start is not None:
+        sim._l2.stamp[0] = start
+    out = [repr(sim.simulate(k)) for k in sim.kernels_of(app)]
+    return out, int(sim._l2.stamp[0])
+
+
+def test_lru_stamps_are_renumbered_before_int32_overflows() -> None:
+    """The int32 LRU stamps are renumbered (ranks per set) when the shared counter
+    reaches ``STAMP_LIMIT``: started below it so that this happens during the input
+    copies or in the kernel's middle, every result equals a run from 0; started so
+    close to int32's end that the run would cross it, too (without the renumbering,
+    the later stamps wrap to negative values and this workload's victims change)."""
+    app = generate("bfs")  # input copies that fill the L2, then a kernel with reuse
+    g = load_gpu("mdm_pascal")
+    assert g.l2.fill_on_memcpy
+    ref, used = _run_from_stamp(app, g, None)
+    assert used > 50_000
+    for before in (10, used // 3, (2 * used) // 3):
+        got, end = _run_from_stamp(app, g, _core.STAMP_LIMIT - before)
+        assert end < _core.STAMP_LIMIT - before  # the counter restarted
+        assert got == ref
+    got, _ = _run_from_stamp(app, g, (1 << 31) - used // 2)
+    assert got == ref
 
 
 # ------------------------------------------------------------- vs Accel-Sim

@@ -2,7 +2,8 @@
 
 Cache state of a group of ``C`` caches (the L1s of all SMs, or the L2 banks), ``S``
 sets, ``W`` ways, ``NS`` state sectors per line (1 when not sectored):
-``tags[C,S,W]`` (line index, -1 = invalid), ``lru[C,S,W]`` (last-use stamp),
+``tags[C,S,W]`` (line index, -1 = invalid), ``lru[C,S,W]`` (last-use stamp, int32:
+:func:`renumber_stamps`),
 ``valid``/``dirty``/``partial`` ``[C,S,W]`` sector bit masks, ``fill[C,S,W,NS]`` time
 (core cycles) at which an in-flight sector arrives, ``merges[C,S,W,NS]`` requests
 merged into that sector's MSHR entry.
@@ -468,6 +469,47 @@ def _set_tag_wide(
     while ix[_u(c), _u(s), _u(base + h)] >= 0:
         h = (h + 1) & m
     ix[_u(c), _u(s), _u(base + h)] = w
+
+
+#: LRU stamps are stored as int32, half the bytes of int64 per way (the stride benchmark's
+#: repeated simulations about 4 % faster, docs/measurement-log.md). The counter
+#: ``stamp[0]`` (int64, shared by the L1s and the L2) is renumbered by
+#: :func:`renumber_stamps` before it passes this limit; the margin (16 M) is more than
+#: one memory instruction (or one chunk of a host-to-device copy) can stamp.
+STAMP_LIMIT = (1 << 31) - (1 << 24)
+
+
+@njit(cache=True, _nrt=False)
+def _rank_sets(lru: np.ndarray, scratch: np.ndarray) -> None:
+    """Replace every set's stamps by their ranks (the number of the set's ways with a
+    smaller stamp): the order within each set, ties included, is kept, and every rank
+    is below the set's way count. ``scratch``: at least ``W`` int64."""
+    nw = lru.shape[2]
+    for c in range(lru.shape[0]):
+        for s in range(lru.shape[1]):
+            for w in range(nw):
+                v = lru[c, s, w]
+                r = 0
+                for x in range(nw):
+                    if lru[c, s, x] < v:
+                        r += 1
+                scratch[w] = r
+            for w in range(nw):
+                lru[c, s, w] = scratch[w]
+
+
+@njit(cache=True, _nrt=False)
+def renumber_stamps(l1_lru: np.ndarray, l2_lru: np.ndarray, stamp: np.ndarray) -> None:
+    """Renumber the LRU stamps of the L1s and the L2 so that the int32 arrays never
+    overflow: each set's stamps become their ranks (:func:`_rank_sets`) and the counter
+    ``stamp[0]`` restarts above every rank. Only the order of the stamps within a set
+    is ever compared (victims, the way index's list), so no result changes (tested).
+    ``stamp[1:]`` is the scratch (the caller sizes it for the widest set). Called when
+    ``stamp[0]`` reaches :data:`STAMP_LIMIT`: once per about two billion stamps."""
+    scratch = stamp[1:]
+    _rank_sets(l1_lru, scratch)
+    _rank_sets(l2_lru, scratch)
+    stamp[0] = max(l1_lru.shape[2], l2_lru.shape[2])
 
 
 @inlined
@@ -952,6 +994,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
         nq2 = spl if l2_sectored else 1  # L2 accesses per request: one per sector, or the line
         n_mshr = mshr_ring.shape[1]
         for oi in range(order.shape[0]):
+            if stamp[0] >= STAMP_LIMIT:  # int32 LRU stamps: renumber before they overflow
+                renumber_stamps(l1_lru, l2_lru, stamp)
             j = order[_u(oi)]
             c = np.int64(i_sm[_u(j)])
             kind = i_kind[_u(j)]

@@ -558,14 +558,15 @@ class _L2State:
         ns = l2.line_bytes // l2.sector_bytes if l2.sectored else 1
         shape = (l2.banks, l2.sets_per_bank, l2.ways)
         self.tags = np.full(shape, -1, np.int64)
-        self.lru = np.zeros(shape, np.int64)
+        self.lru = np.zeros(shape, np.int32)  # stamps: _core.STAMP_LIMIT
         mask = sector_mask_dtype(l2.line_bytes // l2.sector_bytes)
         self.valid = np.zeros(shape, mask)
         self.dirty = np.zeros(shape, mask)
         self.partial = np.zeros(shape, mask)
         self.fill = np.full((*shape, ns), -np.inf)
         self.merges = np.zeros((*shape, ns), _merge_dtype(l2.mshr_max_merge))
-        self.stamp = np.zeros(1, np.int64)
+        # the LRU counter, then the scratch of _core.renumber_stamps (a set's ways)
+        self.stamp = np.zeros(1 + max(l2.ways, gpu.l1.ways), np.int64)
         self.time = 0.0
         self.dram_free = np.zeros(gpu.dram.channels, np.float64)  # per channel, core cycles
         # open row per (channel, bank) for the row model; no columns when it is off
@@ -642,6 +643,8 @@ def simulate_kernel(
     l1_port = np.zeros(gpu.n_sm, np.float64)  # next free L1 access slot per SM
     ns1 = spl if l1c.sectored else 1
     shape = (gpu.n_sm, l1c.sets, kernel_l1_ways(kernel, gpu, bps))  # adaptive carve-out
+    if l2.stamp.shape[0] < 1 + shape[2]:  # the renumbering's scratch: the widest set
+        l2.stamp = np.concatenate([l2.stamp, np.zeros(shape[2], np.int64)])
     cnt = np.zeros(_core.N_COUNTERS, np.int64)
     per_inst = np.zeros((inst.shape[0], _core.N_INST), np.int32)
     mq_wait = np.zeros(_core.N_WAITS, np.float64)  # the L1's waits by cause
@@ -661,7 +664,7 @@ def simulate_kernel(
         l1c.set_index == "fermi_hash",
         l1c.mshr_max_merge,
         np.full(shape, -1, np.int64),
-        np.zeros(shape, np.int64),
+        np.zeros(shape, np.int32),  # LRU stamps (_core.STAMP_LIMIT)
         np.zeros(shape, sector_mask_dtype(spl)),
         np.full((*shape, ns1), -np.inf),
         np.zeros((*shape, ns1), _merge_dtype(l1c.mshr_max_merge)),

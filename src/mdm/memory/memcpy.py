@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mdm._jit import njit
-from mdm.memory._core import _lru_scan, find_way
+from mdm.memory._core import STAMP_LIMIT, _lru_scan, find_way, renumber_stamps
 from mdm.memory.hashing import l2_bank_and_set
 
 if TYPE_CHECKING:
@@ -172,6 +172,8 @@ def install_steps(state: _L2State, gpu: GPUConfig, addr: int, nbytes: int, start
         k1 = min(n, k0 + CHUNK_STEPS)
         lines, sector = copy_steps(addr + k0 * step, (k1 - k0) * step, step, l2.line_bytes)
         bank, l2set = l2_bank_and_set(lines, gpu)
+        if state.stamp[0] + (k1 - k0) >= STAMP_LIMIT:  # int32 stamps (no L1 between kernels)
+            renumber_stamps(state.lru[:0], state.lru, state.stamp)
         install(
             state.tags, state.lru, state.valid, state.dirty, state.partial, state.fill,
             state.merges, state.stamp, bank, l2set, lines, sector,
