@@ -472,7 +472,7 @@ def _set_tag_wide(
 
 
 #: LRU stamps are stored as int32, half the bytes of int64 per way (the stride benchmark's
-#: repeated simulations about 4 % faster, docs/measurement-log.md). The counter
+#: repeated simulations 2-4 % faster, docs/measurement-log.md). The counter
 #: ``stamp[0]`` (int64, shared by the L1s and the L2) is renumbered by
 #: :func:`renumber_stamps` before it passes this limit; the margin (16 M) is more than
 #: one memory instruction (or one chunk of a host-to-device copy) can stamp.

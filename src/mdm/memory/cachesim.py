@@ -518,10 +518,10 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
 def sector_mask_dtype(sectors_per_line: int) -> type[np.unsignedinteger]:
     """dtype of a sector bit mask (a cache way's valid, dirty and partially written
     sectors; a request's sectors and fully written ones): the narrowest unsigned
-    integer with a bit per sector of a line. uint8 for the 4
-    sectors of a 128 B line: the L2's three mask arrays take 3 bytes per line instead
-    of 12, which keeps more of the simulated state in the host CPU's caches (the stride
-    benchmark on ``mdm_pascal``: repeated simulations 0.69-0.72 -> 0.65-0.66 s,
+    integer with a bit per sector of a line. uint8 for the 4 sectors of a 128 B line:
+    the L2's three mask arrays take 3 bytes per line instead of 12, which keeps more of
+    the simulated state in the host CPU's caches (the stride benchmark on
+    ``mdm_pascal``: repeated simulations 0.69-0.73 -> 0.66-0.67 s,
     docs/measurement-log.md). The loop reads a mask as it is and widens it to uint32
     for its bit operations; a store writes back the low bits, which are the only ones
     set."""
