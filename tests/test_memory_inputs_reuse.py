@@ -16,6 +16,7 @@ from mdm.memory.hashing import (
     SET_IPOLY,
     SET_LINEAR,
     _map_gap,
+    index_dtype,
     l2_bank_and_set,
 )
 from mdm.memory.stats import CacheSimResult
@@ -68,8 +69,8 @@ def test_kernel_inputs_are_narrow_and_equal_the_mapping() -> None:
     bank, l2set = l2_bank_and_set(ki.reqs.req_line, g)
     assert np.array_equal(ki.bank, bank) and np.array_equal(ki.l2set, l2set)
     assert ki.reqs.req_mask.max() == 0b1111  # every sector bit kept
-    assert cachesim._index_dtype(32768) == np.int16
-    assert cachesim._index_dtype(32769) == np.int32
+    assert index_dtype(32768) == np.int16
+    assert index_dtype(32769) == np.int32
 
 
 def test_input_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -473,15 +473,14 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     inst = global_memory_instructions(kernel)
     kinds = memory_kinds(kernel, inst)
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
-    # narrow request arrays (masks of 4 sectors in a byte, bank and set in 16 bits where
-    # they fit): 24 -> 16 bytes per request held in the input cache and read per simulation
+    # narrow request arrays (masks of 4 sectors in a byte; the L2 mapping gives bank and
+    # set in 16 bits where they fit): 24 -> 16 bytes per request held in the input cache
+    # and read per simulation
     md = sector_mask_dtype(l1c.line_bytes // l1c.sector_bytes)
     reqs = dataclasses.replace(
         reqs, req_mask=reqs.req_mask.astype(md), req_full=reqs.req_full.astype(md)
     )
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
-    bank = bank.astype(_index_dtype(gpu.l2.banks))
-    l2set = l2set.astype(_index_dtype(gpu.l2.sets_per_bank))
     ldst = _LDST_ONLY[kernel.iclass]  # a new array (fancy indexing)
     ldst[inst] = True
     ldst_pos = np.flatnonzero(ldst)
@@ -529,11 +528,6 @@ def sector_mask_dtype(sectors_per_line: int) -> type[np.unsignedinteger]:
         if sectors_per_line <= np.iinfo(dt).bits:
             return dt
     raise ValueError(f"{sectors_per_line} sectors per line: at most 32 are supported")
-
-
-def _index_dtype(n: int) -> type[np.signedinteger]:
-    """dtype of an index in ``0 .. n - 1``: int16 when it fits, else int32."""
-    return np.int16 if n <= np.iinfo(np.int16).max + 1 else np.int32
 
 
 def _merge_dtype(max_merge: int) -> type[np.signedinteger]:

@@ -357,9 +357,14 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     return out
 
 
+def index_dtype(n: int) -> type[np.signedinteger]:
+    """dtype of an index in ``0 .. n - 1``: int16 when it fits, else int32."""
+    return np.int16 if n <= np.iinfo(np.int16).max + 1 else np.int32
+
+
 def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.ndarray]:
     """L2 bank (memory sub-partition) and set of each line index (``addr // line_bytes``),
-    as two int32 arrays.
+    as two arrays of :func:`index_dtype` (int16 for every preset).
 
     Banks are numbered ``chip * P + sub`` as GPGPU-Sim numbers sub-partitions, over
     ``dram.channels`` channels of ``P = banks / channels``: ``consecutive`` keeps that
@@ -374,10 +379,13 @@ def l2_bank_and_set(lines: np.ndarray, gpu: GPUConfig) -> tuple[np.ndarray, np.n
     l2 = gpu.l2
     lines = np.ascontiguousarray(lines, dtype=np.int64)
     # outputs allocated by NumPy: huge pages for large arrays, where numba's allocator
-    # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms); int32 (banks and sets per
-    # bank are far below 2**31): half the bytes of int64 to write here and to read per
-    # request in the cache simulation
-    out = (np.empty(lines.shape[0], np.int32), np.empty(lines.shape[0], np.int32))
+    # page-faults every 4 KiB (12.6 M lines: 131 -> 40 ms); int16 where the banks and the
+    # sets per bank fit (else int32): a quarter of int64's bytes to write here and to
+    # read per request in the cache simulation
+    out = (
+        np.empty(lines.shape[0], index_dtype(l2.banks)),
+        np.empty(lines.shape[0], index_dtype(l2.sets_per_bank)),
+    )
     line_log2 = int(l2.line_bytes).bit_length() - 1
     il = l2.bank_interleave_bytes
     il_log2 = il.bit_length() - 1  # used only where il is a power of two
