@@ -66,8 +66,14 @@ def test_kernel_inputs_are_narrow_and_equal_the_mapping() -> None:
     ki = cachesim._kernel_inputs(kernel, g)
     assert ki.reqs.req_mask.dtype == np.uint8 and ki.reqs.req_full.dtype == np.uint8
     assert ki.bank.dtype == np.int16 and ki.l2set.dtype == np.int16
-    bank, l2set = l2_bank_and_set(ki.reqs.req_line, g)
-    assert np.array_equal(ki.bank, bank) and np.array_equal(ki.l2set, l2set)
+    # against the same mapping written into int64 (mdm_pascal takes the gap path)
+    ln = ki.reqs.req_line
+    sets = g.l2.sets_per_bank
+    set_fn = SET_IPOLY if g.l2.set_index == "ipoly" else SET_LINEAR
+    bank, l2set = _map_gap(ln, 7, 256, 24, 128, sets, set_fn, _MASK_TABLE, *_out(ln))
+    np.testing.assert_array_equal(bank, ((ln << 7) >> 8) % 24)  # Table III
+    np.testing.assert_array_equal(ki.bank, bank)
+    np.testing.assert_array_equal(ki.l2set, l2set)
     assert ki.reqs.req_mask.max() == 0b1111  # every sector bit kept
     assert index_dtype(32768) == np.int16
     assert index_dtype(32769) == np.int32
