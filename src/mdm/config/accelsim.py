@@ -1073,23 +1073,35 @@ def _latencies(r: _Reader) -> dict[str, int]:
     (:data:`TRACE_LATENCY_DEFAULT`), and a value without its initiation interval an
     interval of 1; the ``-ptx_opcode_*`` options are left unread (PTX mode only)."""
     lat: dict[str, int] = {}
-    kinds = [("int_alu", "int"), ("fp32", "sp"), ("fp64", "dp"), ("sfu", "sfu")]
-    for stem, trace_kind in [*kinds, ("tensor", "tensor")]:
-        pair = _pair(r, f"-trace_opcode_latency_initiation_{trace_kind}")
-        v, ii = pair if pair is not None else TRACE_LATENCY_DEFAULT
+    kinds = [
+        ("int_alu", "int"),
+        ("fp32", "sp"),
+        ("fp64", "dp"),
+        ("sfu", "sfu"),
+        ("tensor", "tensor"),
+    ]
+    for stem, trace_kind in kinds:
+        v, ii = _trace_latency(r, trace_kind, TRACE_LATENCY_DEFAULT)
         lat[f"{stem}_cycles"] = v
-        lat[f"{stem}_initiation_cycles"] = ii if ii is not None else 1
+        lat[f"{stem}_initiation_cycles"] = ii
     if r.has("-gpgpu_smem_latency"):
         lat["shared_mem_cycles"] = r.int("-gpgpu_smem_latency")
     bra = _branch_unit(r)
     if bra is not None:
         k, _ = bra
-        pair = _pair(r, f"-trace_opcode_latency_initiation_spec_op_{k}")
-        v, ii = pair if pair is not None else TRACE_SPEC_OP_DEFAULT
+        v, ii = _trace_latency(r, f"spec_op_{k}", TRACE_SPEC_OP_DEFAULT)
         r.raw(f"-specialized_unit_{k}")
         lat["branch_cycles"] = v
-        lat["branch_initiation_cycles"] = ii if ii is not None else 1
+        lat["branch_initiation_cycles"] = ii
     return lat
+
+
+def _trace_latency(r: _Reader, kind: str, default: tuple[int, int]) -> tuple[int, int]:
+    """``latency, initiation`` of ``-trace_opcode_latency_initiation_<kind>``: ``default``
+    (Accel-Sim's) when absent, an initiation interval of 1 when the value has none."""
+    pair = _pair(r, f"-trace_opcode_latency_initiation_{kind}")
+    v, ii = pair if pair is not None else default
+    return v, ii if ii is not None else 1
 
 
 def _ldst_queue(r: _Reader) -> int | None:
