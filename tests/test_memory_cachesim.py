@@ -366,6 +366,10 @@ def test_way_search_and_victim_match_the_rule_at_any_associativity(data: st.Data
     line = data.draw(st.integers(-1, 6))
     want_way = next((w for w in range(nw) if tags[w] == line), -1)
     assert _core.find_way(tags[None, None], 0, 0, line) == want_way
+    # the issue loop's one-pass lookup: the same way, and on a miss the LRU candidate
+    # (the first invalid way, else the first least stamp; fills in flight ignored)
+    lo = _victim_rule(tags, lru, np.full((nw, ns), -np.inf), t)[0] if want_way < 0 else -1
+    assert _core.find_or_lru(tags[None, None], lru[None, None], 0, 0, line) == (want_way, lo)
     got = _core.victim(tags[None, None], lru[None, None], fill[None, None], 0, 0, t)
     assert (int(got[0]), float(got[1])) == _victim_rule(tags, lru, fill, t)
 
@@ -405,6 +409,8 @@ def test_way_index_gives_the_scans_answers(
         stamp += 1
         w = _core.way_of(tags, ix, 0, s, line)
         assert w == _core.find_way(tags, 0, s, line)
+        want_lo = _core.lru_way(tags, lru, ix, 0, s) if w < 0 else -1
+        assert _core.way_or_lru(tags, lru, ix, 0, s, line) == (w, want_lo)
         if w < 0:
             # the issue loop's victim: the index's LRU candidate, then the reserved-way rule
             got = _core._victim_at(tags, lru, fill, 0, s, _core.lru_way(tags, lru, ix, 0, s), t)

@@ -138,6 +138,35 @@ def find_way(tags: np.ndarray, c: np.int64, s: np.int64, line: np.int64) -> np.i
 
 
 @inlined
+def find_or_lru(
+    tags: np.ndarray, lru: np.ndarray, c: np.int64, s: np.int64, line: np.int64
+) -> tuple[np.int64, np.int64]:
+    """``(find_way, _lru_scan)`` of set ``s`` in one pass: the way holding ``line`` (-1:
+    none) and, when none does, the set's LRU candidate (the first invalid way, else
+    the first with the least stamp; -1 when the line is found). A miss reads the set
+    once instead of twice (a lookup, then a victim scan); a hit exits where
+    :func:`find_way` would. Wide sets (above ``_SCAN_WAYS``): the two functions."""
+    nw = tags.shape[2]
+    if nw > _SCAN_WAYS:
+        w = find_way(tags, c, s, line)
+        return w, (_lru_scan(tags, lru, c, s) if w < 0 else np.int64(-1))
+    # an invalid way's key is -1, below every stamp (stamps count from 0, and are a
+    # set's ranks after renumber_stamps): the least key, first on ties, is the first
+    # invalid way, else the first least recently used one (branch-free selects)
+    lo = np.int64(0)
+    lo_key = np.iinfo(np.int64).max
+    for w in range(nw):
+        tg = tags[_u(c), _u(s), _u(w)]
+        if tg == line:
+            return w, np.int64(-1)
+        key = np.int64(lru[_u(c), _u(s), _u(w)]) if tg >= 0 else np.int64(-1)
+        better = key < lo_key
+        lo = w if better else lo
+        lo_key = key if better else lo_key
+    return np.int64(-1), lo
+
+
+@inlined
 def victim(
     tags: np.ndarray, lru: np.ndarray, fill: np.ndarray, c: np.int64, s: np.int64, t: float
 ) -> tuple[np.int64, float]:
@@ -186,10 +215,10 @@ def _victim_at(
     t: float,
 ) -> tuple[np.int64, float]:
     """:func:`victim` given the set's LRU candidate ``lo`` (:func:`_lru_scan`, or in the
-    issue loop :func:`lru_way`, which reads it from the way index of wide sets). Fast
-    path: the candidate is nearly always invalid or free, and then it is the answer;
-    only when it is reserved are all ways' fill times read (a 256-way Volta L1 set
-    would otherwise read 1,024 of them per miss)."""
+    issue loop :func:`find_or_lru` and :func:`way_or_lru`, which reads it from the way
+    index of wide sets). Fast path: the candidate is nearly always invalid or free,
+    and then it is the answer; only when it is reserved are all ways' fill times read
+    (a 256-way Volta L1 set would otherwise read 1,024 of them per miss)."""
     if _reserved(tags, fill, c, s, lo, t):
         return _victim_reserved(lru, fill, c, s, t)
     return lo, t
@@ -361,7 +390,7 @@ def victim_ix(
     lo: np.int64,
     t: float,
 ) -> tuple[np.int64, float]:
-    """:func:`_victim_at` in the issue loop (``lo`` from :func:`lru_way`; ``hw``, ``ht``
+    """:func:`_victim_at` in the issue loop (``lo`` from :func:`way_or_lru`; ``hw``, ``ht``
     from :func:`new_victim_heaps`): the same way and time, out of line when ``lo`` is
     reserved."""
     if _reserved(tags, fill, c, s, lo, t):
@@ -411,6 +440,19 @@ def way_of(tags: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.
     if ix.shape[2] == 0:
         return find_way(tags, c, s, line)
     return _way_of_wide(tags, ix, c, s, line)
+
+
+@inlined
+def way_or_lru(
+    tags: np.ndarray, lru: np.ndarray, ix: np.ndarray, c: np.int64, s: np.int64, line: np.int64
+) -> tuple[np.int64, np.int64]:
+    """``(way_of, lru_way)``: the way holding ``line`` (-1: none) and, when none does,
+    the set's LRU candidate (:func:`find_or_lru`; the way index's list head in wide
+    sets)."""
+    if ix.shape[2] == 0:
+        return find_or_lru(tags, lru, c, s, line)
+    w = _way_of_wide(tags, ix, c, s, line)
+    return w, (np.int64(ix[_u(c), _u(s), _u(2 * tags.shape[2])]) if w < 0 else np.int64(-1))
 
 
 # The wide-set bodies below are not marked for inlining: only the narrow path, the
@@ -704,7 +746,7 @@ def l2_access(
     act_b = 0.0
     bit = np.uint32(1) << np.uint32(k)
     stamp[0] += 1
-    w = find_way(tags, b, s, line)
+    w, lo = find_or_lru(tags, lru, b, s, line)
     if (
         w >= 0
         and (valid[_u(b), _u(s), _u(w)] & bit)
@@ -738,7 +780,7 @@ def l2_access(
         return MISS, t, moved, act_b
     t_eff = t
     if w < 0:
-        w, t_eff = victim(tags, lru, fill, b, s, t)
+        w, t_eff = _victim_at(tags, lru, fill, b, s, lo, t)
         old = tags[_u(b), _u(s), _u(w)]
         if old >= 0 and dirty[_u(b), _u(s), _u(w)]:
             if ns == 1:
@@ -1073,7 +1115,11 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
                                 stamp,
                             )  # fmt: skip
                         stamp[0] += 1
-                        w = way_of(l1_tags, l1_ix, c, s1, line)
+                        if on_fill:  # no victim: the streaming L1 allocates at the fill
+                            w = way_of(l1_tags, l1_ix, c, s1, line)
+                            lo = np.int64(-1)
+                        else:
+                            w, lo = way_or_lru(l1_tags, l1_lru, l1_ix, c, s1, line)
                         if w >= 0 and (l1_valid[_u(c), _u(s1), _u(w)] & bit):
                             use_way(l1_lru, l1_ix, c, s1, w, stamp[0])
                             if on_fill:  # a streaming L1 holds only filled sectors: a hit
@@ -1124,9 +1170,8 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
                             t_eff = mshr_ring[_u(c), _u(h)]
                             mq_wait[W_MSHR] += t_eff - t
                         if w < 0 and not on_fill:
-                            w = lru_way(l1_tags, l1_lru, l1_ix, c, s1)
                             w, t_free = victim_ix(
-                                l1_tags, l1_lru, l1_fill, l1_ix, l1_hw, l1_ht, c, s1, w, t_eff
+                                l1_tags, l1_lru, l1_fill, l1_ix, l1_hw, l1_ht, c, s1, lo, t_eff
                             )  # fmt: skip
                             if t_free > t_eff:
                                 mq_wait[W_ALLOC] += t_free - t_eff
