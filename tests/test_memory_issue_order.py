@@ -108,6 +108,19 @@ def test_the_next_block_goes_to_the_sm_that_frees_a_slot_first() -> None:
     assert l2.last_order[:2].tolist() == [0, 4]  # equal clocks: the lower SM first
 
 
+def test_sms_with_equal_clocks_go_in_index_order() -> None:
+    """Three SMs (a tournament of four leaves, one of them no SM), one block each, every
+    warp two independent loads: all SMs start at 0 and advance alike, so each round of
+    issue is SM 0, 1, 2 (the lowest index first among equal clocks)."""
+    k = _barrier_kernel([[(10 * w,), (10 * w + 1,)] for w in range(3)], per_block=1)
+    gpu = load_gpu("mdm_pascal").with_updates({"n_sm": 3})
+    cachesim.clear_input_cache()
+    l2 = cachesim._L2State(gpu)
+    cachesim.simulate_kernel(k, gpu, l2, blocks_per_sm=1)
+    assert l2.last_order.tolist() == [0, 2, 4, 1, 3, 5]
+    assert l2.last_sm.tolist() == [0, 1, 2, 0, 1, 2]
+
+
 @given(
     st.integers(0, 8).flatmap(
         lambda n: st.lists(st.integers(0, max(n - 1, 0)), min_size=n, max_size=n)

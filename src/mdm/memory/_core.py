@@ -1280,23 +1280,15 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
 
 
 @inlined
-def _earlier(clock: np.ndarray, a: np.int64, b: np.int64) -> np.int64:
-    """The SM of ``a`` and ``b`` with the earlier clock, the lower index on ties (-1: none)."""
-    if a < 0:
-        return b
-    if b < 0:
-        return a
-    if clock[_u(b)] < clock[_u(a)] or (clock[_u(b)] == clock[_u(a)] and b < a):
-        return b
-    return a
-
-
-@inlined
 def _update(tree: np.ndarray, clock: np.ndarray, v: np.int64) -> None:
-    """Re-run the matches above leaf ``v`` after its SM's clock changed."""
+    """Re-run the matches above leaf ``v`` after its SM's clock changed: each node takes
+    the right child's SM only if its clock is strictly earlier (select, no branch), so
+    on equal clocks the left one, whose index is lower, wins."""
     v //= 2
     while v >= 1:
-        tree[_u(v)] = _earlier(clock, tree[_u(2 * v)], tree[_u(2 * v + 1)])
+        a = tree[_u(2 * v)]
+        b = tree[_u(2 * v + 1)]
+        tree[_u(v)] = b if clock[_u(b)] < clock[_u(a)] else a
         v //= 2
 
 
@@ -1502,15 +1494,18 @@ def _run_timed(args: tuple, l1_sectored: bool, l2_sectored: bool, may_fill: bool
         lrr,
         n_sched,
     ) = args
-    clock = np.full(n_sm, np.inf)
     # tournament tree over the SMs' clocks: the root is the SM with the earliest clock,
-    # the lowest index among equal ones (the order of a linear scan with ``<``)
+    # the lowest index among equal ones (the order of a linear scan with ``<``); the
+    # leaves past n_sm are never-ready SMs (clock inf), so every node holds an SM
     leaves = 1
     while leaves < n_sm:
         leaves *= 2
-    tree = np.full(2 * leaves, -1, np.int64)
-    for q in range(n_sm):
+    clock = np.full(leaves, np.inf)
+    tree = np.zeros(2 * leaves, np.int64)
+    for q in range(leaves):
         tree[leaves + q] = q
+    for v in range(leaves - 1, 0, -1):  # all clocks equal: the lowest index everywhere
+        tree[v] = tree[2 * v]
     nw = order.shape[0]
     # ready time of every warp, inf until its block starts and once it has no segment
     # left (one array to scan)
@@ -1873,7 +1868,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Ca
                     _update(tree, clock, leaves + prev)
                     prev = -1
                 sm = tree[1]
-                tmin = clock[_u(sm)] if sm >= 0 else np.inf
+                tmin = clock[_u(sm)]
                 if hn[0] > 0 and ht[0] <= tmin:  # a slot is free before any SM's next step
                     e = ht[0]
                     s = hs[0]
