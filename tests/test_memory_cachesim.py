@@ -312,7 +312,8 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
     # one SM, near-zero latencies and near-infinite bandwidths: no fill is in flight
     # when the next access (one cycle later at least) arrives, so timing plays no part
     g = gpu().with_updates({"n_sm": 1, "noc.bandwidth_gbps": 1e12, "dram.bandwidth_gbps": 1e12})
-    if data.draw(st.booleans()):  # sets wider than _core._SCAN_WAYS: the vectorised search
+    shape = data.draw(st.sampled_from(["as is", "wide", "odd"]))
+    if shape == "wide":  # sets wider than _core._SCAN_WAYS: the vectorised search
         g = g.with_updates(
             {
                 "l1.ways": 24,
@@ -321,6 +322,8 @@ def test_fast_cache_equals_naive_lru(data: st.DataObject) -> None:
                 "l2.size_bytes": 2 * 2 * 20 * 128,
             }
         )
+    elif shape == "odd":  # 3 L1 sets: the linear index by division, not by a mask
+        g = g.with_updates({"l1.ways": 4, "l1.size_bytes": 3 * 4 * 128})
     state = _L2State(g)
     got = simulate_kernel(k, g, l2=state, blocks_per_sm=32)
     want = naive_sim(k, g, state.last_order, state.last_sm)

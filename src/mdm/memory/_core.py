@@ -1025,6 +1025,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
         ) = cache_args
 
         l1_sets = l1_tags.shape[1]
+        # a linear set index: a mask for a power-of-two set count (lines are >= 0), not
+        # a 64-bit division per access
+        l1_set_mask = l1_sets - 1 if l1_sets & (l1_sets - 1) == 0 else -1
         if may_fill:  # streaming L1: allocate on fill (mdm.memory.streaming), per kernel
             on_fill = pend.shape[1] > 0
         else:
@@ -1073,7 +1076,12 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
                 direct = kind != 0 or not l1_enabled
                 s1 = 0
                 if l1_enabled and kind != 2:  # the L1 set of a read or a store
-                    s1 = fermi_hash_set(line, line_log2, l1_sets) if l1_hash else line % l1_sets
+                    if l1_hash:
+                        s1 = fermi_hash_set(line, line_log2, l1_sets)
+                    elif l1_set_mask >= 0:
+                        s1 = line & l1_set_mask
+                    else:
+                        s1 = line % l1_sets
                 if direct:
                     nk = 1
                     if l1_enabled:
