@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mdm.config.load import load_gpu
@@ -92,16 +92,27 @@ def test_input_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     cachesim.clear_input_cache()
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.integers(0, 2**40), min_size=1, max_size=50),
-    st.sampled_from([12, 24, 40]),
+    st.lists(
+        st.integers(0, 2**40)
+        # near 2^52 chunks (il = 256: a chunk is half a line number): the float
+        # division's edge, and beyond it the integer one
+        | st.integers(2**53 - 2**12, 2**53 + 2**12)
+        | st.integers(0, 2**55),
+        min_size=1,
+        max_size=50,
+    ),
+    st.sampled_from([12, 24, 40, 3]),
     st.sampled_from([128, 256, 384, 512]),
     st.sampled_from([32, 64, 96]),
 )
+# a line whose chunk (2^54 + ...) a float division by 24 would floor one too high
+@example(lines=[5, 33740384246340047], banks=24, il=256, sets=64)
 def test_gap_mapping_equals_formula(lines: list[int], banks: int, il: int, sets: int) -> None:
-    """GPGPU-Sim's non-power-of-two bank path in numba equals its formula in NumPy (both
-    the shift-and-mask path of power-of-two interleave and sets, and the general one)."""
+    """GPGPU-Sim's non-power-of-two bank path in numba equals its formula in NumPy (the
+    shift-and-mask path of power-of-two interleave and sets, with its float division
+    below 2^52 and its integer one above, and the general path)."""
     ln = np.array(lines, np.int64)
     addr = ln << 7
     chunk = addr // il

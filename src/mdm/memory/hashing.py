@@ -188,6 +188,11 @@ def _map_lines(
     return bank, sset
 
 
+#: Integers below this are exact in float64, and so is the floor of their quotient by
+#: any smaller positive integer computed by one float division (:func:`_map_gap`).
+_FLOAT_EXACT = np.int64(1) << 52
+
+
 @njit(cache=True)
 def _map_gap(
     lines: np.ndarray,
@@ -221,6 +226,23 @@ def _map_gap(
         # non-negative addresses), one unsigned division by the bank count per line
         # (numba's signed floor division adds sign fix-ups)
         il_log2 = _log2_ceil(il)
+        top = np.int64(0)
+        for r in range(n):
+            top = max(top, lines[r])
+        if (top << line_log2) >> il_log2 < _FLOAT_EXACT:
+            # chunk // banks as a float division, which vectorises (3x faster than the
+            # integer one): exact, as below 2^52 the rounded quotient never reaches the
+            # next integer (x = q * banks + r, r < banks: x / banks is at least 1 / banks
+            # below q + 1, more than half a unit in the last place)
+            fb = np.float64(banks)
+            for r in range(n):
+                addr = lines[r] << line_log2
+                chunk = addr >> il_log2
+                q = np.int64(np.float64(chunk) / fb)
+                bank[r] = chunk - q * banks
+                local = (q << il_log2) | (addr & (il - 1))
+                sset[r] = (local >> line_log2) & (sets - 1)
+            return bank, sset
         ub = np.uint64(banks)
         for r in range(n):
             addr = lines[r] << line_log2
