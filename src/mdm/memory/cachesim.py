@@ -483,9 +483,14 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
     ldst = _LDST_ONLY[kernel.iclass]  # a new array (fancy indexing)
     ldst[inst] = True
-    ldst_pos = np.flatnonzero(ldst)
-    ldst_mem = np.full(ldst_pos.shape[0], -2, np.int64)
-    ldst_mem[np.searchsorted(ldst_pos, inst)] = np.arange(inst.shape[0])
+    pos = np.flatnonzero(ldst)
+    # the two lists as the columns of one array: the issue loop reads both at a warp's
+    # cursor, so they share a cache line (views; every warp's cursor is a cold read)
+    both = np.empty((pos.shape[0], 2), np.int64)
+    ldst_pos, ldst_mem = both[:, 0], both[:, 1]
+    ldst_pos[:] = pos
+    ldst_mem[:] = -2
+    ldst_mem[np.searchsorted(pos, inst)] = np.arange(inst.shape[0])
     upc, idx = np.unique(kernel.pc[inst], return_inverse=True)
     out = _KernelInputs(
         inst=inst,
