@@ -229,7 +229,7 @@ def _map_gap(
         top = np.int64(0)
         for r in range(n):
             top = max(top, lines[r])
-        if (top << line_log2) >> il_log2 < _FLOAT_EXACT:
+        if top >> (62 - line_log2) == 0 and (top << line_log2) >> il_log2 < _FLOAT_EXACT:
             # chunk // banks as a float division, which vectorises (3x faster than the
             # integer one): exact, as below 2^52 the rounded quotient never reaches the
             # next integer (x = q * banks + r, r < banks: x / banks is at least 1 / banks
