@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from simresult import flat as _flat
 
 from mdm.config.load import load_gpu
-from mdm.memory import cachesim, simulate_app
+from mdm.memory import _core, cachesim, simulate_app
 from mdm.traces.model import MAX_DST, MAX_SRC, InstrClass, KernelTrace
 from mdm.traces.workloads import generate
 
@@ -346,3 +346,31 @@ def test_a_warp_waits_for_an_atomics_result_not_for_a_reduction() -> None:
     trip = gpu.l2_hit_latency_cycles + gpu.dram_latency_cycles
     assert ends["R"] < 1.5 * trip
     assert ends["A"] >= ends["R"] + trip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    # mostly not ready: several blocks of eight scanned before the first ready warp
+    st.lists(
+        st.sampled_from([0.5, 2.0, 5.0, 7.5, 9.0, 12.0, np.inf, 1e300]), min_size=8, max_size=40
+    ),
+    st.integers(0, 9),
+    st.integers(0, 40),
+    st.sampled_from([0.0, 1.0, 4.0]),
+    st.sampled_from([np.inf, 3.0, 10.0]),
+)
+def test_first_ready_warp_equals_the_plain_scan(
+    ready: list[float], p: int, pe: int, t: float, soonest: float
+) -> None:
+    """The issue loop's eight-at-a-time scan for the first ready warp (LRR, one
+    scheduler) gives the warp a one-by-one scan gives, and the same soonest ready time
+    of the warps before it (finished: inf, at a barrier: 1e300)."""
+    arr = np.array(ready, np.float64)
+    pe = min(pe, arr.shape[0])
+    want_pick, want_soon = -1, soonest
+    for q in range(p, pe):
+        if arr[q] <= t:
+            want_pick = q
+            break
+        want_soon = min(want_soon, arr[q])
+    assert _core._first_ready(arr, p, pe, t, soonest) == (want_pick, want_soon)

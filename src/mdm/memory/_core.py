@@ -1707,6 +1707,35 @@ def _local_turn(
 
 
 @inlined
+def _first_ready(
+    ready: np.ndarray, p: np.int64, pe: np.int64, t: float, soonest: float
+) -> tuple[np.int64, float]:
+    """The first of warps ``p`` to ``pe - 1`` ready at ``t`` (-1: none) and ``soonest``
+    lowered to the ready times of the warps before it (``inf``: finished). Eight warps
+    at a time without a branch on each (an LRR SM stalled on memory scans most of its
+    warps at every issue), then one by one from the block that holds a ready warp."""
+    while p + 8 <= pe:
+        hit = False
+        lo = soonest
+        for q in range(8):
+            r = ready[_u(p + q)]
+            hit |= r <= t
+            lo = r if r < lo else lo
+        if hit:
+            break
+        soonest = lo
+        p += 8
+    while p < pe:
+        r = ready[_u(p)]
+        if r <= t:
+            return p, soonest
+        if r < soonest:
+            soonest = r
+        p += 1
+    return np.int64(-1), soonest
+
+
+@inlined
 def _pick_per_scheduler(
     sm: np.int64,
     t: float,
@@ -1958,14 +1987,7 @@ def _timed_loop_impl(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Ca
                         p = max(p, after + 1)
                     elif j == nk:
                         pe = after + 1
-                while p < pe:
-                    r = ready[_u(p)]  # inf: finished (t < inf)
-                    if r <= t:
-                        pick = p
-                        break
-                    if r < soonest:
-                        soonest = r
-                    p += 1
+                pick, soonest = _first_ready(ready, p, pe, t, soonest)
                 if pick >= 0:
                     pslot = rslot[_u(sm), _u(k)]
                     break
