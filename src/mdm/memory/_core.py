@@ -452,7 +452,7 @@ def way_or_lru(
     if ix.shape[2] == 0:
         return find_or_lru(tags, lru, c, s, line)
     w = _way_of_wide(tags, ix, c, s, line)
-    return w, (np.int64(ix[_u(c), _u(s), _u(2 * tags.shape[2])]) if w < 0 else np.int64(-1))
+    return w, (lru_way(tags, lru, ix, c, s) if w < 0 else np.int64(-1))
 
 
 # The wide-set bodies below are not marked for inlining: only the narrow path, the
