@@ -12,7 +12,7 @@ from simresult import flat as _flat
 
 from mdm.config.load import load_gpu
 from mdm.memory import _core, cachesim, simulate_app
-from mdm.traces.model import MAX_DST, MAX_SRC, InstrClass, KernelTrace
+from mdm.traces.model import GLOBAL_MEMORY_CLASSES, MAX_DST, MAX_SRC, InstrClass, KernelTrace
 from mdm.traces.workloads import generate
 
 
@@ -374,3 +374,21 @@ def test_first_ready_warp_equals_the_plain_scan(
             break
         want_soon = min(want_soon, arr[q])
     assert _core._first_ready(arr, p, pe, t, soonest) == (want_pick, want_soon)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([int(c) for c in InstrClass]), max_size=300))
+def test_ldst_lists_match_their_numpy_definition(classes: list[int]) -> None:
+    """The compiled LD/ST-unit lists: ``inst`` the global memory instructions, ``both``
+    every LD/ST-unit instruction (global, shared, constant/texture) in kernel order with
+    its index in ``inst`` or -2."""
+    iclass = np.array(classes, np.uint8)
+    inst, both = cachesim._ldst_lists(iclass)
+    want = np.flatnonzero(np.isin(iclass, [int(c) for c in GLOBAL_MEMORY_CLASSES]))
+    assert inst.tolist() == want.tolist()
+    others = [int(InstrClass.LD_SHARED), int(InstrClass.ST_SHARED), int(InstrClass.TEX_CONST)]
+    pos = np.union1d(want, np.flatnonzero(np.isin(iclass, others)))
+    assert both[:, 0].tolist() == pos.tolist()
+    mem = np.full(pos.shape[0], -2)
+    mem[np.searchsorted(pos, want)] = np.arange(want.shape[0])
+    assert both[:, 1].tolist() == mem.tolist()

@@ -57,8 +57,8 @@ class CoalescedRequests:
 
 #: Per instruction class (a uint8): goes through L1/L2 (a table lookup is several times
 #: faster than ``np.isin`` over a kernel's instructions).
-_GLOBAL_CLASS = np.zeros(256, np.bool_)
-_GLOBAL_CLASS[[int(c) for c in GLOBAL_MEMORY_CLASSES]] = True
+GLOBAL_CLASS = np.zeros(256, np.bool_)
+GLOBAL_CLASS[[int(c) for c in GLOBAL_MEMORY_CLASSES]] = True
 
 
 def global_memory_instructions(
@@ -66,7 +66,7 @@ def global_memory_instructions(
 ) -> np.ndarray:
     """Indices of the instructions that go through L1/L2 (``GLOBAL_MEMORY_CLASSES``),
     among instructions ``lo`` to ``hi`` (default: all; e.g. one warp's range)."""
-    return lo + np.flatnonzero(_GLOBAL_CLASS[kernel.iclass[lo:hi]]).astype(np.int64)
+    return lo + np.flatnonzero(GLOBAL_CLASS[kernel.iclass[lo:hi]]).astype(np.int64)
 
 
 def memory_kinds(kernel: KernelTrace, inst: np.ndarray) -> np.ndarray:
