@@ -120,7 +120,6 @@ and ``ipoly``, IPOLY with other than 16, 32 or 64 banks or sets.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 import weakref
@@ -145,6 +144,7 @@ from mdm.memory.coalesce import (
     CoalescedRequests,
     coalesce,
     memory_kinds,
+    sector_mask_dtype,
 )
 from mdm.memory.hashing import check_l2_mapping, l2_bank_and_set
 from mdm.memory.memcpy import copy_to_l2
@@ -529,14 +529,10 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
     inst, both = _ldst_lists(kernel.iclass)
     ldst_pos, ldst_mem = both[:, 0], both[:, 1]
     kinds = memory_kinds(kernel, inst)
+    # narrow request arrays (the coalescer's masks of 4 sectors in a byte; the L2 mapping
+    # gives bank and set in 16 bits where they fit): 24 -> 16 bytes per request held in
+    # the input cache and read per simulation
     reqs = coalesce(kernel, l1c.line_bytes, l1c.sector_bytes, l1c.coalescer, inst, kinds != 0)
-    # narrow request arrays (masks of 4 sectors in a byte; the L2 mapping gives bank and
-    # set in 16 bits where they fit): 24 -> 16 bytes per request held in the input cache
-    # and read per simulation
-    md = sector_mask_dtype(l1c.line_bytes // l1c.sector_bytes)
-    reqs = dataclasses.replace(
-        reqs, req_mask=reqs.req_mask.astype(md), req_full=reqs.req_full.astype(md)
-    )
     bank, l2set = l2_bank_and_set(reqs.req_line, gpu)
     upc, idx = np.unique(kernel.pc[inst], return_inverse=True)
     out = _KernelInputs(
@@ -564,22 +560,6 @@ def _kernel_inputs(kernel: KernelTrace, gpu: GPUConfig) -> _KernelInputs:
                 _INPUTS[kern].pop(k_old, None)
             total -= n
     return out
-
-
-def sector_mask_dtype(sectors_per_line: int) -> type[np.unsignedinteger]:
-    """dtype of a sector bit mask (a cache way's valid, dirty and partially written
-    sectors; a request's sectors and fully written ones): the narrowest unsigned
-    integer with a bit per sector of a line. uint8 for the 4 sectors of a 128 B line:
-    the L2's three mask arrays take 3 bytes per line instead of 12, which keeps more of
-    the simulated state in the host CPU's caches (the stride benchmark on
-    ``mdm_pascal``: repeated simulations 0.69-0.73 -> 0.66-0.67 s,
-    docs/measurement-log.md). The loop reads a mask as it is and widens it to uint32
-    for its bit operations; a store writes back the low bits, which are the only ones
-    set."""
-    for dt in (np.uint8, np.uint16, np.uint32):
-        if sectors_per_line <= np.iinfo(dt).bits:
-            return dt
-    raise ValueError(f"{sectors_per_line} sectors per line: at most 32 are supported")
 
 
 def _merge_dtype(max_merge: int) -> type[np.signedinteger]:
