@@ -6,7 +6,8 @@
 2. One prediction per (trace, configuration) of the reference runs of those traces on
    mdm_pascal, timed against the simulator's ``sim_wall_s`` in results.csv, as a ratio,
    including and excluding the cache simulation (the architecture-independent
-   ``prepare`` is timed apart: it runs once per trace). As in a sweep, the cache
+   ``prepare`` is timed apart: it runs once per trace, as is a warm-up that loads
+   numba's compiled code once per process). As in a sweep, the cache
    simulations after a trace's first configuration reuse its coalesced requests, L2
    mapping and issue segments (``mdm.memory.cachesim``'s per-kernel input cache).
 
@@ -94,6 +95,7 @@ def bench_per_config(models: list[str], cache_timing: str) -> None:
     from mdm.memory import cache_key, simulate_app, with_timing_of
     from mdm.pipeline import predict_app, prepare
     from mdm.traces import open_trace
+    from mdm.traces.workloads import generate
 
     table = pd.read_csv(REFERENCE / "results.csv", dtype={"extra_options": str})
     table["extra_options"] = table["extra_options"].fillna("")
@@ -105,6 +107,14 @@ def bench_per_config(models: list[str], cache_timing: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         baseline = import_accelsim(config, "")
+    # numba loads (or compiles) the cache simulator's and the models' compiled code on
+    # first use in a process: paid once per process, not per configuration, so it is
+    # timed apart on a small built-in workload (otherwise each trace's first row showed
+    # 0.5-0.7 s of it in some processes and 10-25 ms in others)
+    t0 = time.perf_counter()
+    small = generate("stride", ctas=28)
+    predict_app(prepare(small), baseline, models, cache=simulate_app(small, baseline))
+    print(f"warm-up (numba code loaded once per process): {time.perf_counter() - t0:.2f} s")
     for wl, g in sel.groupby("workload"):
         app = open_trace(REFERENCE / "traces" / "sm61" / wl)
         t0 = time.perf_counter()
