@@ -392,3 +392,63 @@ def test_ldst_lists_match_their_numpy_definition(classes: list[int]) -> None:
     mem = np.full(pos.shape[0], -2)
     mem[np.searchsorted(pos, want)] = np.arange(want.shape[0])
     assert both[:, 1].tolist() == mem.tolist()
+
+
+def _segments_by_definition(
+    warp_ptr: np.ndarray, iclass: np.ndarray, src: np.ndarray, dst: np.ndarray
+) -> tuple[list[int], list[int]]:
+    """Issue segments as :func:`mdm.memory.schedule._segments` defines them, one warp and
+    one instruction at a time: a new segment at a warp's start, after a barrier, and at
+    an instruction reading a register that a global/local load or atomic of the current
+    segment wrote."""
+    loads = (int(InstrClass.LD_GLOBAL), int(InstrClass.LOCAL), int(InstrClass.ATOMIC))
+    firsts: list[int] = []
+    wseg: list[int] = []
+    for w in range(warp_ptr.shape[0] - 1):
+        wseg.append(len(firsts))
+        written: set[int] = set()
+        for i in range(int(warp_ptr[w]), int(warp_ptr[w + 1])):
+            reads = {int(r) for r in src[i] if r >= 0}
+            if i == warp_ptr[w] or iclass[i - 1] == int(InstrClass.BARRIER) or reads & written:
+                firsts.append(i)
+                written = set()
+            if iclass[i] in loads:
+                written |= {int(d) for d in dst[i] if d >= 0}
+    wseg.append(len(firsts))
+    return wseg, [*firsts, iclass.shape[0]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from([int(c) for c in InstrClass]),
+                st.lists(st.integers(-1, 5), min_size=MAX_SRC, max_size=MAX_SRC),
+                st.lists(st.integers(-1, 5), min_size=MAX_DST, max_size=MAX_DST),
+            ),
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_issue_segments_match_their_definition(
+    warps: list[list[tuple[int, list[int], list[int]]]],
+) -> None:
+    """The compiled issue segments (which skip the source lookups until a load of the
+    segment has written a register) equal the plain definition, on random warps with
+    sources and destinations anywhere among the slots (-1: unused), empty warps and
+    barriers included."""
+    from mdm.memory.schedule import _segments
+
+    rows = [row for warp in warps for row in warp]
+    warp_ptr = np.cumsum([0, *(len(w) for w in warps)]).astype(np.int64)
+    iclass = np.array([r[0] for r in rows], np.uint8)
+    src = np.array([r[1] for r in rows], np.int16).reshape(-1, MAX_SRC)
+    dst = np.array([r[2] for r in rows], np.int16).reshape(-1, MAX_DST)
+    seg_first = np.empty(len(rows) + 1, np.int64)
+    wseg_ptr = _segments(warp_ptr, iclass, src, dst, seg_first)
+    want_wseg, want_first = _segments_by_definition(warp_ptr, iclass, src, dst)
+    assert wseg_ptr.tolist() == want_wseg
+    assert seg_first[: int(wseg_ptr[-1]) + 1].tolist() == want_first
