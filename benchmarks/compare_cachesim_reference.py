@@ -135,7 +135,12 @@ def compare(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reference", type=Path, default=Path("../shared/reference"))
+    ap.add_argument(
+        "--reference",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "reference",
+        help="default: ../shared/reference beside the repository (from any directory)",
+    )
     ap.add_argument("--arch", default="mdm_pascal", help="'' for all architectures")
     ap.add_argument("--workload", action="append", default=[])
     ap.add_argument("--baseline-only", action="store_true")
