@@ -1064,7 +1064,9 @@ def _run_kernel(l1_sectored: bool, l2_sectored: bool, may_fill: bool) -> Callabl
                 l1_port[_u(c)] = t + port_step
                 line = req_line[_u(r)]
                 rmask = req_mask[_u(r)]
-                rfull = req_full[_u(r)]
+                # a store's fully written sectors; a load or atomic never reads them, and
+                # skipping the array spares a first simulation its kernel-order reads
+                rfull = np.uint32(req_full[_u(r)]) if kind == 1 else np.uint32(0)
                 # L2 bank and partition-local set (channel bits removed)
                 b = req_bank[_u(r)]  # precomputed by mdm.memory.hashing.l2_bank_and_set
                 s2 = req_l2set[_u(r)]
