@@ -228,6 +228,46 @@ def test_coalescer_strided_reads_match_naive(
         assert got == naive_coalesce(k, rule)[0]
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.booleans(), min_size=32, max_size=32),
+    st.lists(st.integers(0, 127), min_size=32, max_size=32),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.sampled_from([1, 2, 64, 1 << 30]),
+    st.sampled_from([0, 1 << 40]),
+    st.integers(-1, 31),
+    st.sampled_from(["third", "straddle"]),
+)
+def test_coalescer_two_segment_reads_match_naive(
+    upper: list[bool],
+    offsets: list[int],
+    width: int,
+    gap: int,
+    base: int,
+    at: int,
+    damage: str,
+) -> None:
+    """Full-warp reads whose lanes fall in two segments ``gap`` lines apart (adjacent, as
+    a shifted row; far apart, as two tile rows; the coalescer's two-segment path), in any
+    lane order: the naive coalescer's requests. At lane ``at`` (-1: none) ``damage``
+    moves the lane to a third line, or makes it straddle its segment's end, which leaves
+    that path."""
+    addrs = [
+        base + (gap * 128 if up else 0) + (o - o % width) % (128 - width + 1)
+        for up, o in zip(upper, offsets, strict=True)
+    ]
+    addrs = [a - a % width for a in addrs]
+    if at >= 0 and damage == "third":
+        addrs[at] += (gap + 1) * 256
+    elif at >= 0 and width > 1:
+        addrs[at] = addrs[at] - addrs[at] % 128 + 128 - width // 2
+    k = make_kernel([(LD, addrs, width)])
+    for rule in ("warp", "quarter_warp"):
+        r = coalesce(k, 128, 32, rule)
+        got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
+        assert got == naive_coalesce(k, rule)[0]
+
+
 def test_coalescer_colliding_keys() -> None:
     """Lines ``j << 29`` all fall in one slot of the coalescer's per-group key hash (long
     probe runs), repeated and in descending order: still one request per distinct line,

@@ -40,6 +40,7 @@ from mdm.traces.model import GLOBAL_MEMORY_CLASSES, InstrClass, KernelTrace
 
 _MAX_KEYS = 320  # per group: 32 lanes x at most 2 + 255 // 32 segments each
 _HASH = 1024  # slots of the per-group key hash (power of two, > 2 x _MAX_KEYS)
+_RANK_KEYS = 64  # a group's keys are sorted by rank up to this many, else by insertion
 
 
 @dataclass
@@ -256,6 +257,7 @@ def _coalesce(
     sec_log2 = _log2(sector_bytes)
     keys = np.empty(_MAX_KEYS, np.int64)  # segment key (address // segment size)
     kslot = np.empty(_MAX_KEYS, np.int64)  # where key x's mask and bytes are (sorting)
+    kpack = np.empty(_MAX_KEYS, np.int64)  # the keys in sorted order (rank sort)
     kmask = np.empty(_MAX_KEYS, np.uint32)
     kbytes = np.zeros((_MAX_KEYS, 32), np.uint64)  # written-byte bitmap per sector
     # key -> position in ``keys`` for the current group: open addressing, an entry is
@@ -331,6 +333,34 @@ def _coalesce(
                     out_full[nr] = 0
                     nr += 1
                 if nr > n0:
+                    k += group
+                    continue
+                # two segments, the lowest and the highest touched (a coalesced read not
+                # aligned to its segment, as a stencil's shifted row; two tile rows):
+                # their two requests in address order, if every lane lies in one of them
+                # without straddling a boundary
+                key_lo = lo >> seg_log2
+                key_hi = (hi + w - 1) >> seg_log2
+                m_lo = np.uint32(0)
+                m_hi = np.uint32(0)
+                two = True
+                for q in range(group):
+                    a = np.int64(addrs[a0 + k + q])
+                    key = a >> seg_log2
+                    if (a + w - 1) >> seg_log2 != key or (key != key_lo and key != key_hi):
+                        two = False
+                        break
+                    span = _sector_span(a & (line_bytes - 1), w, sec_log2)
+                    m_lo |= span if key == key_lo else np.uint32(0)
+                    m_hi |= np.uint32(0) if key == key_lo else span
+                if two:
+                    out_line[nr] = (key_lo * seg) >> line_log2
+                    out_mask[nr] = m_lo
+                    out_full[nr] = 0
+                    out_line[nr + 1] = (key_hi * seg) >> line_log2
+                    out_mask[nr + 1] = m_hi
+                    out_full[nr + 1] = 0
+                    nr += 2
                     k += group
                     continue
             elif fast_ok:
@@ -437,7 +467,21 @@ def _coalesce(
             # slot of their mask and bytes (insertion sort, nk <= _MAX_KEYS)
             for x in range(nk):
                 kslot[x] = x
-            for x in range(1, 0 if ascending else nk):
+            if not ascending and nk <= _RANK_KEYS:
+                # the keys are distinct: each one's rank is the number of smaller keys,
+                # counted without a branch (vectorised), and it goes there; a random
+                # gather's 32 keys took an insertion sort of about 250 swaps, each
+                # insertion ending in a mispredicted branch
+                for x in range(nk):
+                    kx = keys[x]
+                    rank = 0
+                    for y in range(nk):
+                        rank += keys[y] < kx
+                    kslot[rank] = x
+                    kpack[rank] = kx
+                for x in range(nk):
+                    keys[x] = kpack[x]
+            for x in range(1, 0 if ascending or nk <= _RANK_KEYS else nk):
                 y = x
                 while y > 0 and keys[y - 1] > keys[y]:
                     keys[y - 1], keys[y] = keys[y], keys[y - 1]
