@@ -257,7 +257,7 @@ def _coalesce(
     sec_log2 = _log2(sector_bytes)
     keys = np.empty(_MAX_KEYS, np.int64)  # segment key (address // segment size)
     kslot = np.empty(_MAX_KEYS, np.int64)  # where key x's mask and bytes are (sorting)
-    kpack = np.empty(_MAX_KEYS, np.int64)  # the keys in sorted order (rank sort)
+    ksorted = np.empty(_MAX_KEYS, np.int64)  # the keys in sorted order (rank sort)
     kmask = np.empty(_MAX_KEYS, np.uint32)
     kbytes = np.zeros((_MAX_KEYS, 32), np.uint64)  # written-byte bitmap per sector
     # key -> position in ``keys`` for the current group: open addressing, an entry is
@@ -464,7 +464,8 @@ def _coalesce(
                             kbytes[x, s] |= _sector_bits(off, offe, s, sector_bytes)
                     b = e + 1
             # emit the group's requests sorted by address: the keys are sorted with the
-            # slot of their mask and bytes (insertion sort, nk <= _MAX_KEYS)
+            # slot of their mask and bytes (by rank up to _RANK_KEYS keys, else by
+            # insertion; nk <= _MAX_KEYS)
             for x in range(nk):
                 kslot[x] = x
             if not ascending and nk <= _RANK_KEYS:
@@ -478,9 +479,9 @@ def _coalesce(
                     for y in range(nk):
                         rank += keys[y] < kx
                     kslot[rank] = x
-                    kpack[rank] = kx
+                    ksorted[rank] = kx
                 for x in range(nk):
-                    keys[x] = kpack[x]
+                    keys[x] = ksorted[x]
             for x in range(1, 0 if ascending or nk <= _RANK_KEYS else nk):
                 y = x
                 while y > 0 and keys[y - 1] > keys[y]:
