@@ -466,8 +466,6 @@ def _coalesce(
             # emit the group's requests sorted by address: the keys are sorted with the
             # slot of their mask and bytes (by rank up to _RANK_KEYS keys, else by
             # insertion; nk <= _MAX_KEYS)
-            for x in range(nk):
-                kslot[x] = x
             if not ascending and nk <= _RANK_KEYS:
                 # the keys are distinct: each one's rank is the number of smaller keys,
                 # counted without a branch (vectorised), and it goes there; a random
@@ -482,12 +480,15 @@ def _coalesce(
                     ksorted[rank] = kx
                 for x in range(nk):
                     keys[x] = ksorted[x]
-            for x in range(1, 0 if ascending or nk <= _RANK_KEYS else nk):
-                y = x
-                while y > 0 and keys[y - 1] > keys[y]:
-                    keys[y - 1], keys[y] = keys[y], keys[y - 1]
-                    kslot[y - 1], kslot[y] = kslot[y], kslot[y - 1]
-                    y -= 1
+            else:
+                for x in range(nk):
+                    kslot[x] = x
+                for x in range(1, 0 if ascending else nk):
+                    y = x
+                    while y > 0 and keys[y - 1] > keys[y]:
+                        keys[y - 1], keys[y] = keys[y], keys[y - 1]
+                        kslot[y - 1], kslot[y] = kslot[y], kslot[y - 1]
+                        y -= 1
             for x in range(nk):
                 q = kslot[x]
                 out_line[nr] = _div(keys[x] * seg, line_bytes, line_log2)
