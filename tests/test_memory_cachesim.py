@@ -43,16 +43,20 @@ def gpu(**l1: object) -> GPUConfig:
     return GPUConfig.model_validate({**BASE, "l1": {**BASE["l1"], **l1}})
 
 
-def make_kernel(insts: list[tuple[int, list[int], int]], warps: int = 1) -> KernelTrace:
+def make_kernel(
+    insts: list[tuple[int, list[int], int]], warps: int = 1, masks: list[int] | None = None
+) -> KernelTrace:
     """``insts``: (iclass, lane addresses (all 32 lanes active if 32 given), width) per
     instruction, replicated for ``warps`` warps of one block each (addresses offset by
-    nothing: warps share data)."""
+    nothing: warps share data). ``masks``: each instruction's active lanes (default the
+    lowest ``len(addresses)``), one address per active lane, in lane order."""
     pcs, ic, mask, width, ptr, addrs = [], [], [], [], [0], []
     for _ in range(warps):
         for k, (c, a, wd) in enumerate(insts):
             pcs.append(16 * k)
             ic.append(c)
-            mask.append((1 << len(a)) - 1)
+            mask.append((1 << len(a)) - 1 if masks is None else masks[k])
+            assert bin(mask[-1]).count("1") == len(a)
             width.append(wd)
             addrs.extend(a)
             ptr.append(len(addrs))
@@ -120,15 +124,16 @@ def naive_coalesce_full(k: KernelTrace, rule: str) -> list[list[tuple[int, int, 
     out = []
     for i in global_memory_instructions(k):
         a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
+        lanes = [lane for lane in range(32) if int(k.mask[i]) >> lane & 1]
         w = int(k.mem_width[i])
         store = k.iclass[i] == ST
         group = 8 if rule == "quarter_warp" else 32
         seg = {1: 32, 2: 64}.get(w, 128) if rule == "warp" else 128
         reqs: list[tuple[int, int, int]] = []
-        for g in range(0, len(a), group):
+        for g in range(0, 32, group):  # the lanes g .. g + group - 1 that are active
             segs: dict[int, int] = {}
             written: dict[tuple[int, int], set[int]] = {}
-            for x in a[g : g + group]:
+            for x in (x for x, lane in zip(a, lanes, strict=True) if g <= lane < g + group):
                 for byte in range(x, x + w):
                     segs[byte // seg] = segs.get(byte // seg, 0) | 1 << (byte % 128 // 32)
                     written.setdefault((byte // 128, byte % 128 // 32), set()).add(byte)
@@ -266,6 +271,33 @@ def test_coalescer_two_segment_reads_match_naive(
         r = coalesce(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0]
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.integers(0, (1 << 32) - 1),
+    st.lists(st.integers(0, 1 << 20), min_size=32, max_size=32),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.sampled_from([1, 3, 40, 63, 64, 65, 1 << 20]),
+    st.sampled_from([0, 1 << 40, (1 << 62) - (1 << 28)]),
+    st.integers(-1, 31),
+)
+def test_coalescer_gather_reads_match_naive(
+    mask: int, offsets: list[int], width: int, lines: int, base: int, straddle: int
+) -> None:
+    """Reads under any mask whose active lanes lie anywhere in ``lines`` lines (a few:
+    the coalescer places keys by their distance from the least; many: by rank), in any
+    order and with repeats: the naive coalescer's requests. Lane ``straddle`` (-1: none)
+    crosses its segment's end, which sends the group to the general path."""
+    n = bin(mask).count("1")
+    addrs = [base + (o % (lines * 128)) // width * width for o in offsets[:n]]
+    if 0 <= straddle < n and width > 1:
+        addrs[straddle] = addrs[straddle] - addrs[straddle] % 128 + 128 - width // 2
+    k = make_kernel([(LD, addrs, width)], masks=[mask])
+    for rule in ("warp", "quarter_warp", "warp_sector"):
+        r = coalesce(k, 128, 32, rule)
+        got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
+        assert got == naive_coalesce(k, rule)[0], rule
 
 
 def test_coalescer_colliding_keys() -> None:
