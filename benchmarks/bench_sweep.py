@@ -7,7 +7,7 @@
    mdm_pascal, timed against the simulator's ``sim_wall_s`` in results.csv, as a ratio,
    including and excluding the cache simulation (the architecture-independent
    ``prepare`` is timed apart: it runs once per trace, as is a warm-up that loads
-   numba's compiled code once per process). As in a sweep, the cache
+   numba's compiled code and scikit-learn once per process). As in a sweep, the cache
    simulations after a trace's first configuration reuse its coalesced requests, L2
    mapping and issue segments (``mdm.memory.cachesim``'s per-kernel input cache).
 
@@ -110,11 +110,19 @@ def bench_per_config(models: list[str], cache_timing: str) -> None:
     # numba loads (or compiles) the cache simulator's and the models' compiled code on
     # first use in a process: paid once per process, not per configuration, so it is
     # timed apart on a small built-in workload (otherwise each trace's first row showed
-    # 0.5-0.7 s of it in some processes and 10-25 ms in others)
+    # 0.5-0.7 s of it in some processes and 10-25 ms in others); likewise scikit-learn,
+    # which the representative-warp selection imports on a kernel's first clustering
+    # (the small workload's warps are identical: nothing to cluster), 0.8-0.9 s that
+    # spmv_csr's "prepare" showed before
     t0 = time.perf_counter()
     small = generate("stride", ctas=28)
     predict_app(prepare(small), baseline, models, cache=simulate_app(small, baseline))
-    print(f"warm-up (numba code loaded once per process): {time.perf_counter() - t0:.2f} s")
+    import sklearn.cluster  # noqa: F401
+
+    print(
+        f"warm-up (numba code and scikit-learn loaded once per process): "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
     for wl, g in sel.groupby("workload"):
         app = open_trace(REFERENCE / "traces" / "sm61" / wl)
         t0 = time.perf_counter()
