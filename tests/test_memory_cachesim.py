@@ -25,7 +25,7 @@ from mdm.memory import (
 )
 from mdm.memory.cachesim import AppSimulator, _L2State, sector_mask_dtype
 from mdm.memory.carveout import l1_may_allocate_on_fill
-from mdm.memory.coalesce import coalesce, global_memory_instructions
+from mdm.memory.coalesce import _sparse, coalesce, global_memory_instructions
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
@@ -298,6 +298,35 @@ def test_coalescer_gather_reads_match_naive(
         r = coalesce(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0], rule
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 1 << 16), min_size=32, max_size=32), min_size=1, max_size=40),
+    st.integers(0, 20),
+)
+def test_coalescer_sparse_instructions_match_naive(loads: list[list[int]], between: int) -> None:
+    """Global loads with ``between`` shared-memory loads (32 addresses each) between two,
+    as in a tiled GEMM: past 16 instructions or 64 addresses apart on average, the
+    coalescer's loop that prefetches the instructions ahead; the same requests as the
+    naive coalescer either way."""
+    insts = []
+    for offsets in loads:
+        insts.append((LD, [4 * o for o in offsets], 4))
+        insts += [(LDS, [4 * lane for lane in range(32)], 4)] * between
+    k = make_kernel(insts)
+    inst = global_memory_instructions(k)
+    sparse = _sparse(inst, k.addr_ptr)
+    if len(loads) > 1 and between >= 5:
+        assert sparse
+    if between == 0:
+        assert not sparse
+    r = coalesce(k, 128, 32, "warp")
+    got = [
+        [(int(r.req_line[q]), int(r.req_mask[q])) for q in range(r.req_ptr[j], r.req_ptr[j + 1])]
+        for j in range(len(loads))
+    ]
+    assert got == naive_coalesce(k, "warp")
 
 
 def test_coalescer_colliding_keys() -> None:

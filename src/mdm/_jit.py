@@ -21,8 +21,10 @@ import functools
 import hashlib
 from pathlib import Path
 
-from numba import njit
-from numba.core import caching
+from llvmlite import ir
+from numba import njit, types
+from numba.core import caching, cgutils
+from numba.extending import intrinsic
 
 _PACKAGE = Path(__file__).resolve().parent
 _MARKERS = ("numba", "mdm._jit")  # a source that compiles, or calls compiled code
@@ -93,3 +95,27 @@ LOCATORS = _register()
 #: ``parse_chunk`` 10.5-11.2 s -> 4.0-4.2 s; run times unchanged
 #: (docs/measurement-log.md).
 inlined = njit(cache=True, _nrt=False, error_model="numpy", forceinline=True)
+
+
+@intrinsic
+def prefetch(typingctx, array, index):  # type: ignore[no-untyped-def]
+    """Ask the CPU to fetch ``array[index]``'s cache line ahead of its use (LLVM's
+    ``llvm.prefetch``: a read, into every cache level; x86 ``prefetcht0``). It never
+    faults, and reads nothing into the program: an index past the end is harmless.
+    For compiled loops whose next reads are scattered over arrays far larger than
+    the CPU's caches, at addresses known a few iterations ahead."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i8p)
+        # read (0), high temporal locality (3: all levels), data cache (1)
+        builder.call(fn, [ptr, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
