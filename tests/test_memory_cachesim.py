@@ -139,10 +139,12 @@ def naive_coalesce_full(k: KernelTrace, rule: str) -> list[list[tuple[int, int, 
                     written.setdefault((byte // 128, byte % 128 // 32), set()).add(byte)
             for key, m in sorted(segs.items()):
                 line = key * seg // 128
+                # the request's own sectors (a 32 or 64 B segment's request does not
+                # carry the other segments' sectors of its line)
                 full = sum(
                     1 << sec
                     for sec in range(4)
-                    if store and len(written.get((line, sec), ())) == 32
+                    if store and m >> sec & 1 and len(written.get((line, sec), ())) == 32
                 )
                 reqs.append((line, m, full))
         out += [reqs]
@@ -273,7 +275,7 @@ def test_coalescer_two_segment_reads_match_naive(
         assert got == naive_coalesce(k, rule)[0]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.integers(0, (1 << 32) - 1),
     st.lists(st.integers(0, 1 << 20), min_size=32, max_size=32),
@@ -281,23 +283,41 @@ def test_coalescer_two_segment_reads_match_naive(
     st.sampled_from([1, 3, 40, 63, 64, 65, 1 << 20]),
     st.sampled_from([0, 1 << 40, (1 << 62) - (1 << 28)]),
     st.integers(-1, 31),
+    st.booleans(),
+    st.booleans(),
 )
-def test_coalescer_gather_reads_match_naive(
-    mask: int, offsets: list[int], width: int, lines: int, base: int, straddle: int
+def test_coalescer_gathers_match_naive(
+    mask: int,
+    offsets: list[int],
+    width: int,
+    lines: int,
+    base: int,
+    straddle: int,
+    store: bool,
+    dense: bool,
 ) -> None:
-    """Reads under any mask whose active lanes lie anywhere in ``lines`` lines (a few:
-    the coalescer places keys by their distance from the least; many: by rank), in any
-    order and with repeats: the naive coalescer's requests. Lane ``straddle`` (-1: none)
-    crosses its segment's end, which sends the group to the general path."""
+    """Reads and writes under any mask whose active lanes lie anywhere in ``lines``
+    lines (a read's keys, a few lines apart, placed by their distance from the least;
+    many apart, by rank; a write's by the general path), in any order and with repeats:
+    the naive coalescer's requests, with a write's fully written sectors (``dense``: the lanes write consecutive bytes, in a
+    shuffled order, filling whole sectors). Lane ``straddle`` (-1: none) crosses its
+    segment's end, which sends the group to the general path."""
     n = bin(mask).count("1")
-    addrs = [base + (o % (lines * 128)) // width * width for o in offsets[:n]]
+    if dense:
+        order = sorted(range(n), key=lambda q: offsets[q])
+        addrs = [base + q * width % (lines * 128) for q in order]
+    else:
+        addrs = [base + (o % (lines * 128)) // width * width for o in offsets[:n]]
     if 0 <= straddle < n and width > 1:
         addrs[straddle] = addrs[straddle] - addrs[straddle] % 128 + 128 - width // 2
-    k = make_kernel([(LD, addrs, width)], masks=[mask])
+    k = make_kernel([(ST if store else LD, addrs, width)], masks=[mask])
     for rule in ("warp", "quarter_warp", "warp_sector"):
         r = coalesce(k, 128, 32, rule)
-        got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
-        assert got == naive_coalesce(k, rule)[0], rule
+        got = [
+            (int(line), int(m), int(f))
+            for line, m, f in zip(r.req_line, r.req_mask, r.req_full, strict=True)
+        ]
+        assert got == naive_coalesce_full(k, rule)[0], rule
 
 
 @settings(max_examples=30, deadline=None)
