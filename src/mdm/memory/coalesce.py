@@ -616,7 +616,9 @@ def _coalesce(
 
 
 # The coalescer compiled with and without its look-ahead (``ahead`` as a constant: two
-# compiled loops, each on first use), by whether the instructions are far apart.
+# compiled loops, each on first use), by whether the instructions are far apart. Written
+# out, as ``mdm.memory._core``'s ``_RUN_TIMED`` entries are: numba's on-disk cache keys a
+# function by its name and source line, so a factory's entries would share one.
 @njit(cache=True)
 def _coalesce_ahead(
     inst: np.ndarray,
