@@ -147,18 +147,20 @@ def coalesce(
     out = (np.empty(cap, np.int64), np.empty(cap, md), np.empty(cap, md))
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
     nr = _COALESCE[_sparse(inst, addr_ptr)](
-        inst,
-        np.ascontiguousarray(kernel.mask, dtype=np.uint32),
-        width,
-        addr_ptr,
-        np.ascontiguousarray(kernel.addrs, dtype=np.uint64),
-        line_bytes,
-        sector_bytes,
-        8 if rule == "quarter_warp" else 32,
-        rule == "warp",
-        writes,
-        ptr,
-        *out,
+        (
+            inst,
+            np.ascontiguousarray(kernel.mask, dtype=np.uint32),
+            width,
+            addr_ptr,
+            np.ascontiguousarray(kernel.addrs, dtype=np.uint64),
+            line_bytes,
+            sector_bytes,
+            8 if rule == "quarter_warp" else 32,
+            rule == "warp",
+            writes,
+            ptr,
+            *out,
+        )
     )
     line, mask, full = (a[:nr] for a in out)
     return CoalescedRequests(inst, ptr, line, mask, full)
@@ -259,28 +261,29 @@ def _sector_bits(off: np.int64, offe: np.int64, s: np.int64, sector_bytes: int) 
 
 
 @njit(cache=True, inline="always")
-def _coalesce(
-    inst: np.ndarray,
-    mask: np.ndarray,
-    width: np.ndarray,
-    addr_ptr: np.ndarray,
-    addrs: np.ndarray,
-    line_bytes: int,
-    sector_bytes: int,
-    group: int,
-    segments: bool,
-    writes: np.ndarray,
-    ahead: bool,
-    req_ptr: np.ndarray,
-    out_line: np.ndarray,
-    out_mask: np.ndarray,
-    out_full: np.ndarray,
-) -> int:
+def _coalesce(args: tuple, ahead: bool) -> int:
     """Fill ``req_ptr`` (m + 1, zeroed) and the first requests of ``out_*`` (sized by
-    :func:`coalesce`'s bound); returns the number of requests. ``ahead``: prefetch the
-    instructions ahead (:func:`_sparse`), a constant of the two compiled entries
-    (:data:`_COALESCE`): with the look-ahead's code merely present in the loop, bfs
-    coalesced 5 % slower."""
+    :func:`coalesce`'s bound); returns the number of requests. ``args``: ``inst, mask,
+    width, addr_ptr, addrs, line_bytes, sector_bytes, group, segments, writes, req_ptr,
+    out_line, out_mask, out_full``. ``ahead``: prefetch the instructions ahead
+    (:func:`_sparse`), a constant of the two compiled entries (:data:`_COALESCE`): with
+    the look-ahead's code merely present in the loop, bfs coalesced 5 % slower."""
+    (
+        inst,
+        mask,
+        width,
+        addr_ptr,
+        addrs,
+        line_bytes,
+        sector_bytes,
+        group,
+        segments,
+        writes,
+        req_ptr,
+        out_line,
+        out_mask,
+        out_full,
+    ) = args
     m = inst.shape[0]
     spl = line_bytes // sector_bytes
     line_log2 = _log2(line_bytes)
@@ -620,49 +623,13 @@ def _coalesce(
 # out, as ``mdm.memory._core``'s ``_RUN_TIMED`` entries are: numba's on-disk cache keys a
 # function by its name and source line, so a factory's entries would share one.
 @njit(cache=True)
-def _coalesce_ahead(
-    inst: np.ndarray,
-    mask: np.ndarray,
-    width: np.ndarray,
-    addr_ptr: np.ndarray,
-    addrs: np.ndarray,
-    line_bytes: int,
-    sector_bytes: int,
-    group: int,
-    segments: bool,
-    writes: np.ndarray,
-    req_ptr: np.ndarray,
-    out_line: np.ndarray,
-    out_mask: np.ndarray,
-    out_full: np.ndarray,
-) -> int:
-    return _coalesce(
-        inst, mask, width, addr_ptr, addrs, line_bytes, sector_bytes, group, segments,
-        writes, True, req_ptr, out_line, out_mask, out_full,
-    )  # fmt: skip
+def _coalesce_ahead(args: tuple) -> int:
+    return _coalesce(args, True)
 
 
 @njit(cache=True)
-def _coalesce_plain(
-    inst: np.ndarray,
-    mask: np.ndarray,
-    width: np.ndarray,
-    addr_ptr: np.ndarray,
-    addrs: np.ndarray,
-    line_bytes: int,
-    sector_bytes: int,
-    group: int,
-    segments: bool,
-    writes: np.ndarray,
-    req_ptr: np.ndarray,
-    out_line: np.ndarray,
-    out_mask: np.ndarray,
-    out_full: np.ndarray,
-) -> int:
-    return _coalesce(
-        inst, mask, width, addr_ptr, addrs, line_bytes, sector_bytes, group, segments,
-        writes, False, req_ptr, out_line, out_mask, out_full,
-    )  # fmt: skip
+def _coalesce_plain(args: tuple) -> int:
+    return _coalesce(args, False)
 
 
 _COALESCE = {True: _coalesce_ahead, False: _coalesce_plain}
