@@ -25,7 +25,13 @@ from mdm.memory import (
 )
 from mdm.memory.cachesim import AppSimulator, _L2State, sector_mask_dtype
 from mdm.memory.carveout import l1_may_allocate_on_fill
-from mdm.memory.coalesce import _sparse, coalesce, global_memory_instructions
+from mdm.memory.coalesce import (
+    CoalescedRequests,
+    _scattered,
+    _sparse,
+    coalesce,
+    global_memory_instructions,
+)
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
 from mdm.traces.model import MAX_DST, MAX_SRC, AppTrace, InstrClass, KernelTrace
@@ -113,6 +119,16 @@ def test_coalescer_golden_counts() -> None:
     assert sectors[36:40] == [2] * 4 and sectors[40:44] == [1] * 4
 
 
+def coalesce_both(k: KernelTrace, line: int, sector: int, rule: str) -> CoalescedRequests:
+    """:func:`coalesce` in its two compiled variants (``scatter``), which must give the
+    same requests; returns them."""
+    a = coalesce(k, line, sector, rule, scatter=False)
+    b = coalesce(k, line, sector, rule, scatter=True)
+    for name in ("req_ptr", "req_line", "req_mask", "req_full"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    return a
+
+
 def naive_coalesce(k: KernelTrace, rule: str) -> list[list[tuple[int, int]]]:
     return [[(line, m) for line, m, _ in reqs] for reqs in naive_coalesce_full(k, rule)]
 
@@ -169,7 +185,7 @@ def test_coalescer_matches_naive(
     offsets = [o % spread for o in offsets]
     offsets = sorted(offsets[:n_sorted]) + offsets[n_sorted:]
     k = make_kernel([(ST if store else LD, [o * width for o in offsets], width)])
-    r = coalesce(k, 128, 32, rule)
+    r = coalesce_both(k, 128, 32, rule)
     got = [
         (int(line), int(m), int(f))
         for line, m, f in zip(r.req_line, r.req_mask, r.req_full, strict=True)
@@ -198,7 +214,7 @@ def test_coalescer_one_line_reads_match_naive(
         addrs[stray] += 128
     k = make_kernel([(LD, addrs, width)])
     for rule in ("warp", "quarter_warp") if lanes == 32 else ("warp",):
-        r = coalesce(k, 128, 32, rule)
+        r = coalesce_both(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0]
 
@@ -230,7 +246,7 @@ def test_coalescer_strided_reads_match_naive(
         addrs[at] = addrs[at] - addrs[at] % 128 + 128 - max(1, width // 2)
     k = make_kernel([(LD, addrs, width)])
     for rule in ("warp", "quarter_warp"):
-        r = coalesce(k, 128, 32, rule)
+        r = coalesce_both(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0]
 
@@ -270,7 +286,7 @@ def test_coalescer_two_segment_reads_match_naive(
         addrs[at] = addrs[at] - addrs[at] % 128 + 128 - width // 2
     k = make_kernel([(LD, addrs, width)])
     for rule in ("warp", "quarter_warp"):
-        r = coalesce(k, 128, 32, rule)
+        r = coalesce_both(k, 128, 32, rule)
         got = [(int(ln), int(m)) for ln, m in zip(r.req_line, r.req_mask, strict=True)]
         assert got == naive_coalesce(k, rule)[0]
 
@@ -298,21 +314,24 @@ def test_coalescer_gathers_match_naive(
 ) -> None:
     """Reads and writes under any mask whose active lanes lie anywhere in ``lines``
     lines (a read's keys, a few lines apart, placed by their distance from the least;
-    many apart, by rank; a write's by the general path), in any order and with repeats:
-    the naive coalescer's requests, with a write's fully written sectors (``dense``: the lanes write consecutive bytes, in a
-    shuffled order, filling whole sectors). Lane ``straddle`` (-1: none) crosses its
+    many apart, by rank; a write's by the general path, or in the ``scatter`` variant as a
+    read's), in any order and with repeats:
+    the naive coalescer's requests, with a write's fully written sectors (``dense``: the
+    lanes write consecutive bytes, in a shuffled order, filling whole sectors, their
+    upper half ``lines`` lines above). Lane ``straddle`` (-1: none) crosses its
     segment's end, which sends the group to the general path."""
     n = bin(mask).count("1")
     if dense:
         order = sorted(range(n), key=lambda q: offsets[q])
-        addrs = [base + q * width % (lines * 128) for q in order]
+        # the upper half ``lines`` lines above the lower (far apart: placed by rank)
+        addrs = [base + q * width % (lines * 128) + (2 * q >= n) * lines * 128 for q in order]
     else:
         addrs = [base + (o % (lines * 128)) // width * width for o in offsets[:n]]
     if 0 <= straddle < n and width > 1:
         addrs[straddle] = addrs[straddle] - addrs[straddle] % 128 + 128 - width // 2
     k = make_kernel([(ST if store else LD, addrs, width)], masks=[mask])
     for rule in ("warp", "quarter_warp", "warp_sector"):
-        r = coalesce(k, 128, 32, rule)
+        r = coalesce_both(k, 128, 32, rule)
         got = [
             (int(line), int(m), int(f))
             for line, m, f in zip(r.req_line, r.req_mask, r.req_full, strict=True)
@@ -341,12 +360,42 @@ def test_coalescer_sparse_instructions_match_naive(loads: list[list[int]], betwe
         assert sparse
     if between == 0:
         assert not sparse
-    r = coalesce(k, 128, 32, "warp")
+    r = coalesce_both(k, 128, 32, "warp")
     got = [
         [(int(r.req_line[q]), int(r.req_mask[q])) for q in range(r.req_ptr[j], r.req_ptr[j + 1])]
         for j in range(len(loads))
     ]
     assert got == naive_coalesce(k, "warp")
+
+
+@pytest.mark.parametrize(
+    ("kind", "mask", "stride", "expected"),
+    [
+        (ST, 0xFFFFFFFF, 4, False),  # coalesced stores
+        (ST, 0xFFFFFFFF, 128, True),  # a line per lane: scattered stores
+        (LD, 0x0000FFFF, 4, False),  # partial-mask reads in one line
+        (LD, 0x0000FFFF, 132, True),  # partial-mask reads over 16 lines
+        (LD, 0xFFFFFFFF, 128, False),  # full-warp gathers: the whole-warp read path
+    ],
+)
+def test_coalescer_variant_choice(kind: int, mask: int, stride: int, expected: bool) -> None:
+    """The coalescer's ``scatter`` variant is chosen where at least a quarter of the
+    instructions are scattered writes or scattered reads under a partial mask: three
+    such instructions in twelve (the others coalesced loads) choose it, two do not."""
+    n = bin(mask).count("1")
+    odd = (kind, [4096 * 64 + stride * q for q in range(n)], 4)
+    plain = (LD, [4 * q for q in range(32)], 4)
+    for count, want in ((3, expected), (2, False)):
+        k = make_kernel(
+            [odd] * count + [plain] * (12 - count),
+            masks=[mask] * count + [0xFFFFFFFF] * (12 - count),
+        )
+        inst = global_memory_instructions(k)
+        writes = np.array([k.iclass[i] == ST for i in inst])
+        got = _scattered(
+            inst, k.mask.astype(np.uint32), k.addr_ptr, k.addrs.astype(np.uint64), writes, 128
+        )
+        assert got == want, count
 
 
 def test_coalescer_colliding_keys() -> None:

@@ -110,12 +110,15 @@ def coalesce(
     rule: str,
     inst: np.ndarray | None = None,
     writes: np.ndarray | None = None,
+    *,
+    scatter: bool | None = None,
 ) -> CoalescedRequests:
     """Coalesce the global memory instructions ``inst`` (default: all) of ``kernel``.
 
     ``writes`` (bool per instruction of ``inst``): which ones write memory, the only
     ones whose ``req_full`` can be non-zero (default: the stores and atomics of
-    :func:`memory_kinds`)."""
+    :func:`memory_kinds`). ``scatter``: which of the coalescer's two compiled variants
+    runs (same requests, different speed; default: :func:`_scattered` decides)."""
     if rule not in ("warp", "quarter_warp", "warp_sector"):
         raise ConfigError(
             None,
@@ -146,13 +149,17 @@ def coalesce(
     md = sector_mask_dtype(spl)  # the coalescer stores its uint32 masks' low bits
     out = (np.empty(cap, np.int64), np.empty(cap, md), np.empty(cap, md))
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
-    nr = _COALESCE[_sparse(inst, addr_ptr)](
+    masks = np.ascontiguousarray(kernel.mask, dtype=np.uint32)
+    addrs = np.ascontiguousarray(kernel.addrs, dtype=np.uint64)
+    if scatter is None:
+        scatter = _scattered(inst, masks, addr_ptr, addrs, writes, line_bytes)
+    nr = _COALESCE[_sparse(inst, addr_ptr), bool(scatter)](
         (
             inst,
-            np.ascontiguousarray(kernel.mask, dtype=np.uint32),
+            masks,
             width,
             addr_ptr,
-            np.ascontiguousarray(kernel.addrs, dtype=np.uint64),
+            addrs,
             line_bytes,
             sector_bytes,
             8 if rule == "quarter_warp" else 32,
@@ -179,6 +186,44 @@ def _sparse(inst: np.ndarray, addr_ptr: np.ndarray) -> bool:
     span = int(inst[-1]) - int(inst[0])
     addr_span = int(addr_ptr[inst[-1]]) - int(addr_ptr[inst[0]])
     return span > 16 * m or addr_span > 64 * m
+
+
+@njit(cache=True)
+def _scattered(
+    inst: np.ndarray,
+    mask: np.ndarray,
+    addr_ptr: np.ndarray,
+    addrs: np.ndarray,
+    writes: np.ndarray,
+    line_bytes: int,
+) -> bool:
+    """Whether at least a quarter of the global memory instructions ``inst`` (up to
+    4,096 of them, evenly spaced) are scattered writes or scattered reads under a partial
+    mask (their lanes' addresses in more than one line), so that the coalescer sends
+    every group but a whole-warp read to its placement first (``scatter``). At the
+    ``bench_cachesim.ALL_SIZES`` sizes, coalescing alone, best of 5 (docs/measurement-
+    log.md): bfs (66 % such instructions) 525 -> 258-269 ms and spmv_csr (56 %) 330 ->
+    280 with it; kmeans (none) 132 -> 171, gather 186 -> 217-228 and the dense
+    kernels 5-15 % slower with it (the code's layout: their paths are unchanged)."""
+    m = inst.shape[0]
+    if m == 0:
+        return False
+    step = max(1, m // 4096)
+    n = 0
+    hits = 0
+    for j in range(0, m, step):
+        n += 1
+        i = inst[j]
+        a0 = addr_ptr[i]
+        a1 = addr_ptr[i + 1]
+        if a1 <= a0 or not (writes[j] or mask[i] != np.uint32(0xFFFFFFFF)):
+            continue
+        lo = addrs[a0] // np.uint64(line_bytes)
+        for p in range(a0 + 1, a1):
+            if addrs[p] // np.uint64(line_bytes) != lo:
+                hits += 1
+                break
+    return 4 * hits >= n
 
 
 @njit(cache=True)
@@ -261,13 +306,50 @@ def _sector_bits(off: np.int64, offe: np.int64, s: np.int64, sector_bytes: int) 
 
 
 @njit(cache=True, inline="always")
-def _coalesce(args: tuple, ahead: bool) -> int:
+def _add_bytes(
+    pbytes: np.ndarray,
+    row: np.int64,
+    addr: np.uint64,
+    w: np.int64,
+    line_bytes: int,
+    sector_bytes: int,
+    sec_log2: np.int64,
+) -> None:
+    """OR the bytes that a lane's ``w``-byte write at ``addr`` covers into row ``row`` of
+    ``pbytes`` (a bitmap of each sector's bytes)."""
+    a = np.int64(addr)
+    off = a & (line_bytes - 1)
+    offe = (a + w - 1) & (line_bytes - 1)
+    for s in range(off >> sec_log2, (offe >> sec_log2) + 1):
+        pbytes[row, s] |= _sector_bits(off, offe, s, sector_bytes)
+
+
+@njit(cache=True, inline="always")
+def _full_sectors(
+    pbytes: np.ndarray, row: np.int64, spl: np.int64, sec_all: np.uint64
+) -> np.uint32:
+    """The sectors of row ``row`` of ``pbytes`` whose every byte is written; zeroes the
+    row for the next group."""
+    full = np.uint32(0)
+    for s in range(spl):
+        if pbytes[row, s] == sec_all:
+            full |= np.uint32(1) << np.uint32(s)
+        pbytes[row, s] = 0
+    return full
+
+
+@njit(cache=True, inline="always")
+def _coalesce(args: tuple, ahead: bool, scatter: bool) -> int:
     """Fill ``req_ptr`` (m + 1, zeroed) and the first requests of ``out_*`` (sized by
     :func:`coalesce`'s bound); returns the number of requests. ``args``: ``inst, mask,
     width, addr_ptr, addrs, line_bytes, sector_bytes, group, segments, writes, req_ptr,
     out_line, out_mask, out_full``. ``ahead``: prefetch the instructions ahead
-    (:func:`_sparse`), a constant of the two compiled entries (:data:`_COALESCE`): with
-    the look-ahead's code merely present in the loop, bfs coalesced 5 % slower."""
+    (:func:`_sparse`). ``scatter``: every group but a whole-warp read goes first to the
+    placement of lanes within one segment each, writes too (:func:`_scattered`);
+    without it, a group tries the one-segment lane loop first and only reads are
+    placed. Both are constants of the four compiled entries (:data:`_COALESCE`): with
+    the look-ahead's code merely present in the loop, bfs coalesced 5 % slower; with
+    the scatter paths always on, the dense kernels 5-15 %."""
     (
         inst,
         mask,
@@ -308,6 +390,9 @@ def _coalesce(args: tuple, ahead: bool) -> int:
     psec = np.empty(32, np.uint32)
     ptaken = np.empty(32, np.int64)
     nsec = np.zeros(64, np.uint32)
+    # with ``scatter``, a write's bytes per place (zero between groups; rows by distance
+    # up to 64, by rank up to 32)
+    pbytes = np.zeros((64 if scatter else 1, 32), np.uint64)
     sec_all = np.uint64(0xFFFFFFFFFFFFFFFF)
     if sector_bytes < 64:
         sec_all = (np.uint64(1) << np.uint64(sector_bytes)) - np.uint64(1)
@@ -419,7 +504,7 @@ def _coalesce(args: tuple, ahead: bool) -> int:
                     nr += 2
                     k += group
                     continue
-            elif fast_ok:
+            elif fast_ok and not scatter:
                 # the active lanes all in one segment, as in every coalesced load or store:
                 # one request, its sectors (and a store's written bytes, in row 0 of
                 # kbytes) OR-ed lane by lane; anything else falls through to the general
@@ -462,7 +547,7 @@ def _coalesce(args: tuple, ahead: bool) -> int:
                         nr += 1
                     k = kk
                     continue
-            if fast_ok and not wr:
+            if fast_ok and (scatter or not wr):
                 # a read whose active lanes each lie within one segment, in any order
                 # and under any mask (a gather's), without the general path below,
                 # whose per-lane mask test, order checks and hash probes each
@@ -471,7 +556,9 @@ def _coalesce(args: tuple, ahead: bool) -> int:
                 # in order, are the requests. Keys within 64 of the least are placed
                 # by their distance from it (a bitmap of the places taken), others by
                 # their rank among the group's keys (the count of smaller ones). A
-                # lane that straddles its segment's end leaves this path.
+                # lane that straddles its segment's end leaves this path. With
+                # ``scatter``, writes take it too, each place OR-ing its lanes' written
+                # bytes per sector (``pbytes``) for its fully written sectors.
                 n = _popcount32(np.uint32(np.uint64(msk) & gm))
                 if n > 0 and k + n <= na:
                     bad = False
@@ -495,10 +582,22 @@ def _coalesce(args: tuple, ahead: bool) -> int:
                                 d = lkey[q] - kmin
                                 taken |= np.uint64(1) << np.uint64(d)
                                 nsec[d] |= lsec[q]
+                                if scatter and wr:
+                                    _add_bytes(
+                                        pbytes,
+                                        d,
+                                        addrs[a0 + k + q],
+                                        w,
+                                        line_bytes,
+                                        sector_bytes,
+                                        sec_log2,
+                                    )
                             for d in range(kmax - kmin + 1):
                                 out_line[nr] = ((kmin + d) * seg) >> line_log2
                                 out_mask[nr] = nsec[d]
                                 out_full[nr] = 0
+                                if scatter and wr:
+                                    out_full[nr] = _full_sectors(pbytes, d, spl, sec_all)
                                 nsec[d] = 0  # all zero again for the next group
                                 nr += np.int64((taken >> np.uint64(d)) & np.uint64(1))
                         else:
@@ -513,10 +612,22 @@ def _coalesce(args: tuple, ahead: bool) -> int:
                                 pkey[rank] = kx
                                 psec[rank] |= lsec[x]
                                 ptaken[rank] = 1
+                                if scatter and wr:
+                                    _add_bytes(
+                                        pbytes,
+                                        rank,
+                                        addrs[a0 + k + x],
+                                        w,
+                                        line_bytes,
+                                        sector_bytes,
+                                        sec_log2,
+                                    )
                             for x in range(n):
                                 out_line[nr] = (pkey[x] * seg) >> line_log2
                                 out_mask[nr] = psec[x]
                                 out_full[nr] = 0
+                                if scatter and wr:
+                                    out_full[nr] = _full_sectors(pbytes, x, spl, sec_all)
                                 nr += ptaken[x]
                         k += n
                         continue
@@ -618,18 +729,35 @@ def _coalesce(args: tuple, ahead: bool) -> int:
     return nr
 
 
-# The coalescer compiled with and without its look-ahead (``ahead`` as a constant: two
-# compiled loops, each on first use), by whether the instructions are far apart. Written
+# The coalescer compiled with and without its look-ahead and its scatter paths (``ahead``
+# and ``scatter`` as constants: four compiled loops, each on first use), by whether the
+# instructions are far apart and whether many are scattered. Written
 # out, as ``mdm.memory._core``'s ``_RUN_TIMED`` entries are: numba's on-disk cache keys a
 # function by its name and source line, so a factory's entries would share one.
 @njit(cache=True)
 def _coalesce_ahead(args: tuple) -> int:
-    return _coalesce(args, True)
+    return _coalesce(args, True, False)
 
 
 @njit(cache=True)
 def _coalesce_plain(args: tuple) -> int:
-    return _coalesce(args, False)
+    return _coalesce(args, False, False)
 
 
-_COALESCE = {True: _coalesce_ahead, False: _coalesce_plain}
+@njit(cache=True)
+def _coalesce_scatter_ahead(args: tuple) -> int:
+    return _coalesce(args, True, True)
+
+
+@njit(cache=True)
+def _coalesce_scatter(args: tuple) -> int:
+    return _coalesce(args, False, True)
+
+
+#: by (:func:`_sparse`, :func:`_scattered`)
+_COALESCE = {
+    (True, False): _coalesce_ahead,
+    (False, False): _coalesce_plain,
+    (True, True): _coalesce_scatter_ahead,
+    (False, True): _coalesce_scatter,
+}
