@@ -41,6 +41,10 @@ from mdm.traces.model import GLOBAL_MEMORY_CLASSES, InstrClass, KernelTrace
 _MAX_KEYS = 320  # per group: 32 lanes x at most 2 + 255 // 32 segments each
 _HASH = 1024  # slots of the per-group key hash (power of two, > 2 x _MAX_KEYS)
 _RANK_KEYS = 64  # a group's keys are sorted by rank up to this many, else by insertion
+#: the fewest global instructions for which the scatter variant runs: compiling it takes
+#: about 8 s once per installation (a cold ``mdm demo`` 45 -> 56 s when its small bfs
+#: and spmv_csr chose it), while it saves about 70 ns per scattered instruction
+_SCATTER_MIN = 1 << 18
 _AHEAD = 8  # the look-ahead: addresses this many instructions ahead, entries twice as far
 
 
@@ -151,8 +155,10 @@ def coalesce(
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
     masks = np.ascontiguousarray(kernel.mask, dtype=np.uint32)
     addrs = np.ascontiguousarray(kernel.addrs, dtype=np.uint64)
-    if scatter is None:
-        scatter = _scattered(inst, masks, addr_ptr, addrs, writes, line_bytes)
+    if scatter is None:  # small kernels keep the common variants (compilation: below)
+        scatter = inst.shape[0] >= _SCATTER_MIN and _scattered(
+            inst, masks, addr_ptr, addrs, writes, line_bytes
+        )
     nr = _COALESCE[_sparse(inst, addr_ptr), bool(scatter)](
         (
             inst,
