@@ -122,7 +122,8 @@ def coalesce(
     ``writes`` (bool per instruction of ``inst``): which ones write memory, the only
     ones whose ``req_full`` can be non-zero (default: the stores and atomics of
     :func:`memory_kinds`). ``scatter``: which of the coalescer's two compiled variants
-    runs (same requests, different speed; default: :func:`_scattered` decides)."""
+    runs (same requests, different speed; default: :func:`_scattered` decides for
+    kernels of at least :data:`_SCATTER_MIN` instructions, else not)."""
     if rule not in ("warp", "quarter_warp", "warp_sector"):
         raise ConfigError(
             None,
@@ -155,7 +156,7 @@ def coalesce(
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
     masks = np.ascontiguousarray(kernel.mask, dtype=np.uint32)
     addrs = np.ascontiguousarray(kernel.addrs, dtype=np.uint64)
-    if scatter is None:  # small kernels keep the common variants (compilation: below)
+    if scatter is None:  # small kernels keep the common variants (_SCATTER_MIN)
         scatter = inst.shape[0] >= _SCATTER_MIN and _scattered(
             inst, masks, addr_ptr, addrs, writes, line_bytes
         )
