@@ -121,9 +121,9 @@ def coalesce(
 
     ``writes`` (bool per instruction of ``inst``): which ones write memory, the only
     ones whose ``req_full`` can be non-zero (default: the stores and atomics of
-    :func:`memory_kinds`). ``scatter``: which of the coalescer's two compiled variants
-    runs (same requests, different speed; default: :func:`_scattered` decides for
-    kernels of at least :data:`_SCATTER_MIN` instructions, else not)."""
+    :func:`memory_kinds`). ``scatter``: whether the coalescer's compiled variant with
+    its scatter paths runs (same requests, different speed; default: :func:`_scattered`
+    decides for kernels of at least :data:`_SCATTER_MIN` instructions, else not)."""
     if rule not in ("warp", "quarter_warp", "warp_sector"):
         raise ConfigError(
             None,
@@ -335,13 +335,12 @@ def _add_bytes(
 def _full_sectors(
     pbytes: np.ndarray, row: np.int64, spl: np.int64, sec_all: np.uint64
 ) -> np.uint32:
-    """The sectors of row ``row`` of ``pbytes`` whose every byte is written; zeroes the
-    row for the next group."""
+    """The sectors of row ``row`` of ``pbytes`` (a bitmap of each sector's written bytes)
+    whose every byte is written."""
     full = np.uint32(0)
     for s in range(spl):
         if pbytes[row, s] == sec_all:
             full |= np.uint32(1) << np.uint32(s)
-        pbytes[row, s] = 0
     return full
 
 
@@ -547,9 +546,7 @@ def _coalesce(args: tuple, ahead: bool, scatter: bool) -> int:
                         out_mask[nr] = fm
                         full = np.uint32(0)
                         if wr:
-                            for s in range(spl):
-                                if kbytes[0, s] == sec_all:
-                                    full |= np.uint32(1) << np.uint32(s)
+                            full = _full_sectors(kbytes, 0, spl, sec_all)
                         out_full[nr] = full
                         nr += 1
                     k = kk
@@ -605,6 +602,7 @@ def _coalesce(args: tuple, ahead: bool, scatter: bool) -> int:
                                 out_full[nr] = 0
                                 if scatter and wr:
                                     out_full[nr] = _full_sectors(pbytes, d, spl, sec_all)
+                                    pbytes[d, :spl] = 0  # zero for the next group
                                 nsec[d] = 0  # all zero again for the next group
                                 nr += np.int64((taken >> np.uint64(d)) & np.uint64(1))
                         else:
@@ -635,6 +633,7 @@ def _coalesce(args: tuple, ahead: bool, scatter: bool) -> int:
                                 out_full[nr] = 0
                                 if scatter and wr:
                                     out_full[nr] = _full_sectors(pbytes, x, spl, sec_all)
+                                    pbytes[x, :spl] = 0
                                 nr += ptaken[x]
                         k += n
                         continue
@@ -727,9 +726,7 @@ def _coalesce(args: tuple, ahead: bool, scatter: bool) -> int:
                 out_mask[nr] = kmask[q]
                 fm = np.uint32(0)
                 if wr:
-                    for s in range(spl):
-                        if kbytes[q, s] == sec_all:
-                            fm |= np.uint32(1) << np.uint32(s)
+                    fm = _full_sectors(kbytes, q, spl, sec_all)
                 out_full[nr] = fm
                 nr += 1
         req_ptr[j + 1] = nr
