@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from mdm.cli.main import app
@@ -67,10 +68,17 @@ def test_cli_bad_spec_is_one_line_exit_1(tmp_path: Path) -> None:
     assert r.exit_code == 1 and "Traceback" not in r.output
 
 
-def test_prepared_first_gives_the_rows_of_one_workload_at_a_time() -> None:
-    """The default path (all workloads prepared while another process compiles the
-    cache simulator, then predicted) predicts what workload-by-workload prediction does."""
+@pytest.mark.parametrize("cached", [True, False])
+def test_prepared_first_gives_the_rows_of_one_workload_at_a_time(
+    cached: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default path (all workloads prepared, and coalesced while another process
+    compiles the cache simulator when numba's cache lacks it, then predicted) predicts
+    what workload-by-workload prediction does."""
     from mdm.explore.demo import _predict_all, _predict_default
+    from mdm.memory import cachesim
+
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: cached)
 
     wls = {"stride": W("MD", {"ctas": 448, "gs": 32}), "vecadd": W("NMD", {"ctas": 10})}
     models = ["mdm", "gpumech"]

@@ -410,6 +410,23 @@ def test_coalescer_colliding_keys() -> None:
     assert got == naive_coalesce(k, "warp")[0]
 
 
+@pytest.mark.parametrize("spl", [4, 16])
+def test_coalescer_without_global_instructions(spl: int) -> None:
+    """A kernel without global memory instructions (or an empty selection) has no
+    requests, in the arrays and dtypes of a kernel with some."""
+    k = make_kernel([(LD, [4 * j for j in range(32)], 4)])
+    for inst in (np.zeros(0, np.int64), np.zeros(0, np.int32)):
+        r = coalesce(k, 32 * spl, 32, "warp", inst)
+        assert r.inst.dtype == np.int64 and r.inst.shape == (0,)
+        assert r.req_ptr.tolist() == [0]
+        assert r.req_line.dtype == np.int64 and r.req_line.shape == (0,)
+        md = sector_mask_dtype(spl)
+        assert r.req_mask.dtype == md and r.req_full.dtype == md
+        assert r.req_mask.shape == r.req_full.shape == (0,)
+    one = coalesce(k, 32 * spl, 32, "warp")
+    assert one.req_mask.dtype == sector_mask_dtype(spl) and one.req_line.shape == (1,)
+
+
 # --------------------------------------------------- fast vs plain-Python cache
 def naive_sim(
     k: KernelTrace, g: GPUConfig, order_inst: np.ndarray, order_sm: np.ndarray

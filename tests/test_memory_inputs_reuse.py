@@ -56,6 +56,48 @@ def test_reused_inputs_give_identical_results() -> None:
     assert all(k in cachesim._INPUTS for k in app.kernels)
 
 
+def test_prepared_inputs_are_the_ones_simulated() -> None:
+    """:func:`prepare_inputs` puts every kernel's inputs in the cache, and the
+    simulation reads those very objects; its result equals a cold run's."""
+    app = generate("gather", ctas=16)
+    g = load_gpu("mdm_pascal")
+    cachesim.clear_input_cache()
+    cold = _flat(simulate_app(app, g))
+    cachesim.clear_input_cache()
+    cachesim.prepare_inputs(app, g)
+    held = [cachesim._INPUTS[k][cachesim._input_key(g)] for k in app.kernels]
+    assert _flat(simulate_app(app, g)) == cold
+    again = [cachesim._kernel_inputs(k, g) for k in app.kernels]
+    assert all(a is b for a, b in zip(held, again, strict=True))
+    cachesim.clear_input_cache()
+
+
+def test_issue_loop_compiled_without_global_memory_serves_a_real_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:func:`compile_issue_loop` calls the issue loop with the argument types of a real
+    kernel's simulation, so that the loop it compiles is the one a simulation loads
+    (with one LD/ST-unit instruction, its lists were typed contiguous: a second
+    compilation of about 26 s in the first simulation)."""
+    import numba
+
+    from mdm.memory import _core
+
+    g = load_gpu("mdm_pascal")
+    key = cachesim.issue_loop_key(g)
+    entry = _core._RUN_TIMED[key]
+    seen: list = []
+
+    def record(args: tuple) -> float:
+        seen.append(numba.typeof(args))
+        return entry(args)
+
+    monkeypatch.setitem(_core._RUN_TIMED, key, record)
+    cachesim.compile_issue_loop(g)
+    simulate_app(generate("stride", ctas=4), g)
+    assert len(seen) == 2 and seen[0] == seen[1]
+
+
 def test_kernel_inputs_are_narrow_and_equal_the_mapping() -> None:
     """The cached requests hold 4-sector masks in a byte and banks and sets in 16 bits
     (where they fit), with the coalescer's and the L2 mapping's values."""

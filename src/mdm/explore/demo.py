@@ -46,22 +46,22 @@ def _predict_default(
 
 
 def _warm_cache_simulator(preset: str) -> None:
-    """Body of :func:`_background_compile`'s process: one small cache simulation on
-    ``preset``, which compiles the issue loop for its L1/L2 layout into numba's cache."""
+    """Body of :func:`_background_compile`'s process: compile the issue loop for
+    ``preset``'s L1/L2 layout into numba's cache, without the coalescer
+    (:func:`~mdm.memory.cachesim.compile_issue_loop`)."""
     from mdm.config import load_gpu
-    from mdm.memory import simulate_app
-    from mdm.traces.workloads import generate
+    from mdm.memory.cachesim import compile_issue_loop
 
-    simulate_app(generate("stride", 0, ctas=2), load_gpu(preset))
+    compile_issue_loop(load_gpu(preset))
 
 
 def _background_compile(preset: str) -> Any:
-    """Start compiling the cache simulator's issue loop (about 30 s cold on one core in
-    a quiet hour) in another process, so that a first run on two cores generates and
-    prepares the workloads meanwhile; the caller joins it before its first cache
-    simulation, which then loads the compiled loop from numba's on-disk cache (compiled
-    already: a few milliseconds). Nothing depends on it: if it fails, the first
-    simulation compiles."""
+    """Start compiling the cache simulator's issue loop (about 26 s cold on one core in
+    a quiet hour) in another process, so that a first run on two cores generates,
+    prepares and coalesces the workloads meanwhile (the coalescer's variants compile
+    there: about 7 s each); the caller joins it before its first cache simulation, which
+    then loads the compiled loop from numba's on-disk cache (a few milliseconds).
+    Nothing depends on it: if it fails, the first simulation compiles."""
     import multiprocessing
 
     proc = multiprocessing.get_context("spawn").Process(
@@ -74,11 +74,12 @@ def _background_compile(preset: str) -> Any:
 def _predict_all(
     workloads: dict[str, Any], tiny: bool, preset: str, models: Sequence[str]
 ) -> dict[str, list[dict]]:
-    """:func:`_predict_default`'s rows per workload: all generated and prepared first,
-    while another process compiles the cache simulator (:func:`_background_compile`;
-    not when numba's cache already holds it), then each simulated and predicted."""
+    """:func:`_predict_default`'s rows per workload: all generated, prepared and
+    coalesced first, while another process compiles the cache simulator's issue loop
+    (:func:`_background_compile`; not when numba's cache already holds it: then none is
+    coalesced ahead), then each simulated and predicted."""
     from mdm.config import load_gpu
-    from mdm.memory.cachesim import issue_loop_cached
+    from mdm.memory.cachesim import issue_loop_cached, prepare_inputs
     from mdm.pipeline import predict_app, prepare
     from mdm.traces.workloads import generate
 
@@ -88,7 +89,9 @@ def _predict_all(
         name: prepare(generate(name, 0, **demo_params(dict(w.params), tiny)))
         for name, w in workloads.items()
     }
-    if proc is not None:
+    if proc is not None:  # the coalescer compiles here meanwhile (held inputs: +65 MB)
+        for p in prepared.values():
+            prepare_inputs(p.app, gpu)
         proc.join()
     return {
         name: predict_app(prepared.pop(name), gpu, list(models)).to_rows() for name in workloads

@@ -162,7 +162,7 @@ from mdm.memory.stats import (
     PCStats,
     WarpMemTrace,
 )
-from mdm.traces.model import AnyApp, InstrClass, KernelTrace, Memcpy
+from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, Memcpy
 
 _COUNTER_FIELDS = {
     _core.C_L1_RD: "l1_read_accesses",
@@ -928,3 +928,27 @@ def issue_loop_cached(gpu: GPUConfig) -> bool:
         return bool(disp._cache._cache_file._load_index())  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001  (numba internals: any failure means "unknown")
         return False
+
+
+def prepare_inputs(app: AppTrace, gpu: GPUConfig) -> None:
+    """Coalesce and map every kernel of the in-memory ``app`` for ``gpu`` now, into the
+    input cache that :func:`simulate_kernel` reads (as far as it holds them,
+    :data:`INPUT_CACHE_BYTES`): the coalescer's compiled code runs (and compiles, on a
+    cold start) here rather than in the first simulation."""
+    for kernel in app.kernels:
+        _kernel_inputs(kernel, gpu)
+
+
+def compile_issue_loop(gpu: GPUConfig) -> None:
+    """Compile the issue loop for ``gpu``'s L1/L2 layout (:func:`issue_loop_key`) into
+    numba's on-disk cache, and nothing else of the costly code: it simulates a kernel
+    without global memory instructions (two warps of shared-memory loads: more than one
+    LD/ST-unit instruction, so that its lists are typed as a real kernel's strided
+    views), which the coalescer returns without running compiled code. A process that runs this beside
+    one that coalesces the kernels to simulate (:func:`prepare_inputs`) splits a cold
+    start's compilation between two cores (:func:`mdm.explore.demo._predict_all`)."""
+    from mdm.profile.handmade import kernel_from_warps
+
+    warp = [(InstrClass.LD_SHARED, [1], [0]), (InstrClass.INT, [2], [1])] * 2
+    kernel = kernel_from_warps([warp, warp])
+    simulate_kernel(kernel, gpu)

@@ -144,6 +144,10 @@ def coalesce(
     writes = np.ascontiguousarray(writes, dtype=np.bool_)
     if writes.shape != inst.shape:
         raise ValueError(f"writes: expected {inst.shape[0]} flags, got {writes.shape}")
+    md = sector_mask_dtype(spl)  # the coalescer stores its uint32 masks' low bits
+    if inst.shape[0] == 0:  # no global memory instruction: nothing to compile or run
+        z = np.zeros(1, np.int64)
+        return CoalescedRequests(inst, z, np.empty(0, np.int64), np.empty(0, md), np.empty(0, md))
     width = np.ascontiguousarray(kernel.mem_width, dtype=np.uint8)
     addr_ptr = np.ascontiguousarray(kernel.addr_ptr, dtype=np.int64)
     cap = _request_bound(inst, width, addr_ptr)
@@ -151,7 +155,6 @@ def coalesce(
     # than numba's allocator on these multi-100 MB buffers); the results are views of
     # their first ``nr`` entries: the unused tail is never written, so (allocated by
     # mmap) it takes no memory, and no trimming copy is made
-    md = sector_mask_dtype(spl)  # the coalescer stores its uint32 masks' low bits
     out = (np.empty(cap, np.int64), np.empty(cap, md), np.empty(cap, md))
     ptr = np.zeros(inst.shape[0] + 1, np.int64)
     masks = np.ascontiguousarray(kernel.mask, dtype=np.uint32)
