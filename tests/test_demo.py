@@ -87,16 +87,3 @@ def test_prepared_first_gives_the_rows_of_one_workload_at_a_time(
     for n, w in wls.items():
         want = _predict_default(n, demo_params(w.params, True), "mdm_pascal", models)
         pd.testing.assert_frame_equal(pd.DataFrame(got[n]), pd.DataFrame(want))
-
-
-def test_background_compile_leaves_the_loop_in_numbas_cache() -> None:
-    """The process :func:`_predict_all` starts on a cold cache ends cleanly, and the
-    issue loop of the preset's L1/L2 layout is then in numba's on-disk cache."""
-    from mdm.config import load_gpu
-    from mdm.explore.demo import _background_compile
-    from mdm.memory.cachesim import issue_loop_cached
-
-    proc = _background_compile("mdm_pascal")
-    proc.join(timeout=600)
-    assert proc.exitcode == 0
-    assert issue_loop_cached(load_gpu("mdm_pascal"))

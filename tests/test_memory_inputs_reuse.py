@@ -98,6 +98,28 @@ def test_issue_loop_compiled_without_global_memory_serves_a_real_kernel(
     assert len(seen) == 2 and seen[0] == seen[1]
 
 
+def test_background_compile_leaves_the_loop_in_numbas_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:func:`compile_in_background` starts one process per issue loop (none while one
+    runs), which ends cleanly with the loop in numba's on-disk cache; the next
+    simulation joins it."""
+    g = load_gpu("mdm_pascal")
+    key = cachesim.issue_loop_key(g)
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: False)
+    assert cachesim.compile_in_background(g)
+    pid, proc = cachesim._COMPILING[key]
+    assert cachesim.compile_in_background(g)  # the same process, no second one
+    assert cachesim._COMPILING[key] == (pid, proc)
+    simulate_app(generate("stride", ctas=2), g)
+    assert key not in cachesim._COMPILING
+    assert proc.exitcode == 0
+    monkeypatch.undo()
+    assert cachesim.issue_loop_cached(g)
+    assert not cachesim.compile_in_background(g)  # cached: nothing to start
+    assert key not in cachesim._COMPILING
+
+
 def test_kernel_inputs_are_narrow_and_equal_the_mapping() -> None:
     """The cached requests hold 4-sector masks in a byte and banks and sets in 16 bits
     (where they fit), with the coalescer's and the L2 mapping's values."""

@@ -157,11 +157,13 @@ def cachesim(
     The table lists the first ``--kernels`` kernels and the totals over all of them."""
     with cli_errors():
         from mdm.memory import AppSimulator, CacheSimResult
+        from mdm.memory.cachesim import compile_in_background
         from mdm.memory.stats import pc_rows, warp_rows
         from mdm.traces.workloads import load_trace
 
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
+        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         picker = WarpPicker(list(warp or []))
         sim = AppSimulator(cfg)

@@ -160,6 +160,7 @@ def predict(
     ``--kernels`` with the most cycles by the first model, in launch order (``id``: the
     trace's kernel ID, as ``mdm cachesim`` gives it), and the totals over all of them."""
     with cli_errors():
+        from mdm.memory.cachesim import compile_in_background
         from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
         from mdm.models.base import MODELS
         from mdm.pipeline import predict_app
@@ -172,6 +173,7 @@ def predict(
             )
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
+        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
         with kernel_progress(app.n_kernels, f"predict {app.name}") as done:
             pred = predict_app(app, cfg, names, on_kernel=done)

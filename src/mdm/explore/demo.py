@@ -45,54 +45,27 @@ def _predict_default(
     return predict_app(prepare(app), load_gpu(preset), list(models)).to_rows()
 
 
-def _warm_cache_simulator(preset: str) -> None:
-    """Body of :func:`_background_compile`'s process: compile the issue loop for
-    ``preset``'s L1/L2 layout into numba's cache, without the coalescer
-    (:func:`~mdm.memory.cachesim.compile_issue_loop`)."""
-    from mdm.config import load_gpu
-    from mdm.memory.cachesim import compile_issue_loop
-
-    compile_issue_loop(load_gpu(preset))
-
-
-def _background_compile(preset: str) -> Any:
-    """Start compiling the cache simulator's issue loop (about 26 s cold on one core in
-    a quiet hour) in another process, so that a first run on two cores generates,
-    prepares and coalesces the workloads meanwhile (the coalescer's variants compile
-    there: about 7 s each); the caller joins it before its first cache simulation, which
-    then loads the compiled loop from numba's on-disk cache (a few milliseconds).
-    Nothing depends on it: if it fails, the first simulation compiles."""
-    import multiprocessing
-
-    proc = multiprocessing.get_context("spawn").Process(
-        target=_warm_cache_simulator, args=(preset,), daemon=True
-    )
-    proc.start()
-    return proc
-
-
 def _predict_all(
     workloads: dict[str, Any], tiny: bool, preset: str, models: Sequence[str]
 ) -> dict[str, list[dict]]:
     """:func:`_predict_default`'s rows per workload: all generated, prepared and
     coalesced first, while another process compiles the cache simulator's issue loop
-    (:func:`_background_compile`; not when numba's cache already holds it: then none is
-    coalesced ahead), then each simulated and predicted."""
+    (:func:`~mdm.memory.cachesim.compile_in_background`; not when numba's cache already
+    holds it: then none is coalesced ahead), then each simulated and predicted."""
     from mdm.config import load_gpu
-    from mdm.memory.cachesim import issue_loop_cached, prepare_inputs
+    from mdm.memory.cachesim import compile_in_background, prepare_inputs
     from mdm.pipeline import predict_app, prepare
     from mdm.traces.workloads import generate
 
     gpu = load_gpu(preset)
-    proc = None if issue_loop_cached(gpu) else _background_compile(preset)
+    compiling = compile_in_background(gpu)
     prepared = {
         name: prepare(generate(name, 0, **demo_params(dict(w.params), tiny)))
         for name, w in workloads.items()
     }
-    if proc is not None:  # the coalescer compiles here meanwhile (held inputs: +65 MB)
+    if compiling:  # the coalescer compiles here meanwhile (held inputs: +65 MB)
         for p in prepared.values():
             prepare_inputs(p.app, gpu)
-        proc.join()
     return {
         name: predict_app(prepared.pop(name), gpu, list(models)).to_rows() for name in workloads
     }

@@ -121,6 +121,7 @@ and ``ipoly``, IPOLY with other than 16, 32 or 64 banks or sets.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -740,6 +741,7 @@ def simulate_kernel(
     proc = np.zeros(inst.shape[0], np.int64)
     t_start = l2.time
     l1_sectored, l2_sectored, may_fill = issue_loop_key(gpu)
+    _await_compilation((l1_sectored, l2_sectored, may_fill))
     end = run_timed(
         lay.order,
         lay.blk_ptr,
@@ -939,14 +941,53 @@ def prepare_inputs(app: AppTrace, gpu: GPUConfig) -> None:
         _kernel_inputs(kernel, gpu)
 
 
+#: issue-loop key (:func:`issue_loop_key`) -> (the starting process's ID, the process
+#: compiling that loop: :func:`compile_in_background`), joined by the first simulation
+#: that needs it in the process that started it
+_COMPILING: dict[tuple[bool, bool, bool], tuple[int, Any]] = {}
+
+
+def compile_in_background(gpu: GPUConfig) -> bool:
+    """Start :func:`compile_issue_loop` for ``gpu`` in another process (spawned) unless
+    numba's cache holds that loop already or a process compiles it; return whether one
+    runs. This process meanwhile reads, profiles and coalesces (the coalescer's
+    compiled variants: about 7 s each on a cold start), and its first simulation with
+    that loop waits for the other process, then loads the loop from numba's on-disk
+    cache: a cold start's compilation is split between two cores (a cold ``mdm demo``
+    46-48 -> 29-31 s, docs/measurement-log.md). Nothing depends on it: if the other
+    process fails, the simulation compiles the loop itself."""
+    import multiprocessing
+
+    key = issue_loop_key(gpu)
+    if key in _COMPILING or issue_loop_cached(gpu):
+        return key in _COMPILING
+    proc = multiprocessing.get_context("spawn").Process(
+        target=compile_issue_loop, args=(gpu,), daemon=True
+    )
+    try:
+        proc.start()
+    except (OSError, RuntimeError):  # e.g. a script without a ``__main__`` guard
+        return False
+    _COMPILING[key] = (os.getpid(), proc)
+    return True
+
+
+def _await_compilation(key: tuple[bool, bool, bool]) -> None:
+    """Wait for the process compiling the issue loop ``key``, if this process started
+    one (a forked worker forgets its parent's)."""
+    pid, proc = _COMPILING.pop(key, (0, None))
+    if proc is not None and pid == os.getpid():
+        proc.join()
+
+
 def compile_issue_loop(gpu: GPUConfig) -> None:
     """Compile the issue loop for ``gpu``'s L1/L2 layout (:func:`issue_loop_key`) into
     numba's on-disk cache, and nothing else of the costly code: it simulates a kernel
     without global memory instructions (two warps of shared-memory loads: more than one
     LD/ST-unit instruction, so that its lists are typed as a real kernel's strided
     views), which the coalescer returns without running compiled code. A process that runs this beside
-    one that coalesces the kernels to simulate (:func:`prepare_inputs`) splits a cold
-    start's compilation between two cores (:func:`mdm.explore.demo._predict_all`)."""
+    one that coalesces the kernels to simulate splits a cold start's compilation
+    between two cores (:func:`compile_in_background`)."""
     from mdm.profile.handmade import kernel_from_warps
 
     warp = [(InstrClass.LD_SHARED, [1], [0]), (InstrClass.INT, [2], [1])] * 2
