@@ -115,3 +115,33 @@ def test_validate_streams_a_large_trace_with_the_same_errors(
     streamed = validate(reference_dir, ["mdm", "mwp-cwp"], runs, workers=1).runs
     assert len(cache_sim_calls) == n_sims  # predict_app_configs simulates without simulate_app
     pd.testing.assert_frame_equal(streamed, cached)
+
+
+def test_validate_in_processes_compiles_each_loop_first(
+    reference_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With two workers, the issue loops of the runs' configurations are handed to the
+    pool first, one per loop (here as if numba's cache held none), and the per-run rows
+    equal the serial run's."""
+    import pandas as pd
+
+    from mdm.explore.validate import _run_gpus
+    from mdm.memory import cachesim
+
+    runs = ["stride1__mdm_pascal__baseline", "stride1__SM7_QV100__baseline"]
+    serial = validate(reference_dir, ["mdm"], runs, workers=1).runs
+    table = load_results(reference_dir / "results.csv")
+    keys = [cachesim.issue_loop_key(g) for g in _run_gpus(reference_dir, table)]
+    assert len(keys) == len(table) and len(set(keys)) == 2  # Pascal and Volta loops
+    handed: list = []
+    real = cachesim.uncached_issue_loops
+
+    def spy(gpus: object) -> list:
+        handed.extend(real(gpus))  # type: ignore[arg-type]
+        return handed
+
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: False)
+    monkeypatch.setattr(cachesim, "uncached_issue_loops", spy)
+    pooled = validate(reference_dir, ["mdm"], runs, workers=2).runs
+    assert sorted(cachesim.issue_loop_key(g) for g in handed) == sorted(set(keys))
+    pd.testing.assert_frame_equal(pooled, serial)

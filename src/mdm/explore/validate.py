@@ -38,7 +38,7 @@ time (:func:`mdm.pipeline.predict_app_configs`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,6 +218,19 @@ def run_options(ref: Path, run_id: str, extra: str) -> str:
     return " ".join([extra, *(f"{k} {v}" for k, v in logged.items())]).strip()
 
 
+def _run_gpus(ref: Path, table: pd.DataFrame) -> Iterator[Any]:
+    """The configurations of the runs of ``table`` that import (the others are
+    reported by their tasks)."""
+    be = _backend()
+    for run_id, arch, extra in zip(
+        table["run_id"], table["arch"], table["extra_options"], strict=True
+    ):
+        try:
+            yield _import_run(be, ref, arch, extra, run_id)
+        except MdmError:
+            continue
+
+
 def _import_run(
     be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str, run_id: str = ""
 ) -> Any:
@@ -281,16 +294,31 @@ def map_tasks(
     tasks: Sequence[Any],
     workers: int,
     backend: dict[str, Callable[..., Any]] | None,
+    gpus: Callable[[], Iterable[Any]] | None = None,
 ) -> list[Any]:
     """``fn(task)`` for each task: in ``workers`` spawned processes, or serially (with
-    ``backend``) when one worker, one task or a test backend is given."""
+    ``backend``) when one worker, one task or a test backend is given.
+
+    ``gpus`` (in processes only): the tasks' configurations. The cache simulator's issue
+    loops they need and numba's cache lacks are compiled first, one per worker
+    (:func:`~mdm.memory.cachesim.compile_issue_loop`): otherwise every worker compiled
+    every loop at its first simulation with it (about 26 s each; a cold
+    ``mdm validate`` of the reference's two architectures 72.6 s, docs/measurement-log.md).
+    A failed compilation is left to the tasks."""
     if workers > 1 and backend is None and len(tasks) > 1:
         import multiprocessing
 
+        from mdm.memory.cachesim import compile_issue_loop, uncached_issue_loops
+
+        loops = uncached_issue_loops(gpus()) if gpus is not None else []
         # spawn: forking after numba code has run can deadlock the children
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            return list(pool.map(fn, tasks))
+            first = [pool.submit(compile_issue_loop, g) for g in loops]
+            out = list(pool.map(fn, tasks))
+            for f in first:
+                f.exception()  # joined; a failure only means the tasks compiled the loop
+            return out
     return [fn(t, backend) for t in tasks]
 
 
@@ -321,7 +349,7 @@ def validate(
         )
         for (isa, wl), g in table.groupby(["isa", "workload"], sort=True)
     ]
-    chunks = map_tasks(run_task, tasks, workers, backend)
+    chunks = map_tasks(run_task, tasks, workers, backend, lambda: _run_gpus(ref, table))
     pred = pd.DataFrame([r for c in chunks for r in c])
     if "skip_reason" not in pred.columns:
         pred["skip_reason"] = None

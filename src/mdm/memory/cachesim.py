@@ -125,7 +125,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -970,6 +970,17 @@ def compile_in_background(gpu: GPUConfig) -> bool:
         return False
     _COMPILING[key] = (os.getpid(), proc)
     return True
+
+
+def uncached_issue_loops(gpus: Iterable[GPUConfig]) -> list[GPUConfig]:
+    """One of ``gpus`` per issue loop (:func:`issue_loop_key`) that they need and
+    numba's on-disk cache lacks, in first-seen order."""
+    out: dict[tuple[bool, bool, bool], GPUConfig] = {}
+    for gpu in gpus:
+        key = issue_loop_key(gpu)
+        if key not in out:
+            out[key] = gpu
+    return [g for g in out.values() if not issue_loop_cached(g)]
 
 
 def _await_compilation(key: tuple[bool, bool, bool]) -> None:
