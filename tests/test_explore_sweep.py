@@ -417,3 +417,39 @@ def test_cache_timing_default_and_resuming_older_point_sweeps(tmp_path: Path) ->
         run_sweep(point, base_dir, **kw)
     with pytest.raises(ConfigError, match="cache_timing"):
         parse_spec({**SPEC, "cache_timing": "sometimes"})
+
+
+def test_pool_gets_each_uncached_issue_loop_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the real pipeline, the issue loops the items' cache simulations need and
+    numba's cache lacks go to the pool first, one per loop (here an L1 allocating on
+    miss and on fill: two); fakes get none, nor do loops numba's cache holds."""
+    from mdm.memory import cachesim
+
+    spec = parse_spec(
+        {
+            **SPEC,
+            "deltas": {"classic": {}, "streaming": {"l1.allocate_on": "fill"}},
+            "grid": {"n_sm": [14, 28]},
+        }
+    )
+    items = runner.plan(spec, fake_base, runner._cache_key)
+    sims = [it.gpus[0] if it.sim_gpu is None else it.sim_gpu for it in items]
+    want = sorted({cachesim.issue_loop_key(g) for g in sims})
+    assert len(want) == 2
+
+    class Pool:
+        def __init__(self) -> None:
+            self.calls: list[tuple] = []
+
+        def submit(self, fn: Any, *args: Any) -> tuple:
+            self.calls.append((fn, *args))
+            return (fn, *args)
+
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: False)
+    pool = Pool()
+    runner._compile_first(pool, items, runner.evaluate_item)
+    assert all(c[0] is cachesim.compile_issue_loop for c in pool.calls)
+    assert sorted(cachesim.issue_loop_key(c[1]) for c in pool.calls) == want
+    assert runner._compile_first(Pool(), items, fake_evaluate) == []
+    monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: True)
+    assert runner._compile_first(Pool(), items, runner.evaluate_item) == []

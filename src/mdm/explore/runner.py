@@ -314,6 +314,7 @@ def _run_pool(
 
     ctx = multiprocessing.get_context(start_method)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        first = _compile_first(pool, items, evaluate)
         pending = {pool.submit(_safe_eval, evaluate, it): it for it in items}
         try:
             while pending:
@@ -322,8 +323,22 @@ def _run_pool(
                     it = pending.pop(fut)
                     yield it, fut.result()
         finally:
-            for fut in pending:
+            for fut in [*pending, *first]:
                 fut.cancel()
+
+
+def _compile_first(pool: Any, items: Sequence[WorkItem], evaluate: Evaluate) -> list[Any]:
+    """Hand ``pool`` the cache simulator's issue loops that ``items`` need and numba's
+    cache lacks, one per worker, before the items (:func:`evaluate_item` only): a sweep
+    whose points need two loops (e.g. an L1 allocating on miss and on fill) otherwise
+    compiles each in every worker (about 26 s each). The futures' failures are ignored:
+    the items then compile the loop (:func:`mdm.explore.validate.map_tasks` likewise)."""
+    if evaluate is not evaluate_item:
+        return []
+    from mdm.memory.cachesim import compile_issue_loop, uncached_issue_loops
+
+    sims = (it.gpus[0] if it.sim_gpu is None else it.sim_gpu for it in items)
+    return [pool.submit(compile_issue_loop, g) for g in uncached_issue_loops(sims)]
 
 
 def _run_dask(
