@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from handgpu import hand_gpu
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdm.config.gpu import DRAMConfig, GPUConfig, L1Config, L2Config, NoCConfig, SMConfig
+from mdm.config.gpu import GPUConfig
 from mdm.memory.stats import CacheSimResult, KernelCacheStats, PCStats
 from mdm.models.base import MODELS, get_model
 from mdm.pipeline import AppPrediction, _lines_per_inst, instruction_mix, predict_app, prepare
@@ -67,24 +68,7 @@ def test_lines_per_inst_counts_distinct_lines(insts: list[list[int]], shift: int
 
 
 def gpu() -> GPUConfig:
-    return GPUConfig(
-        name="hand",
-        compute_capability=61,
-        core_clock_mhz=1000.0,
-        n_sm=4,
-        sm=SMConfig(
-            max_threads=2048,
-            max_warps=64,
-            max_blocks=32,
-            registers=65536,
-            shared_mem_bytes=98304,
-            schedulers=4,
-        ),
-        l1=L1Config(size_bytes=16384, ways=4, mshr_entries=32, hit_latency_cycles=20),
-        l2=L2Config(size_bytes=65536, banks=2, ways=8, hit_latency_ns=100.0),
-        noc=NoCConfig(bandwidth_gbps=100.0),
-        dram=DRAMConfig(bandwidth_gbps=50.0, channels=2, latency_ns=200.0),
-    )
+    return hand_gpu(4)
 
 
 def hand_cache(n_warps: int) -> CacheSimResult:

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from handgpu import hand_gpu
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdm.config.gpu import (
-    DRAMConfig,
-    GPUConfig,
-    L1Config,
-    L2Config,
-    NoCConfig,
-    SMConfig,
-)
+from mdm.config.gpu import GPUConfig
 from mdm.memory.stats import PCStats, WarpMemTrace
 from mdm.profile.handmade import kernel_from_warps
 from mdm.profile.interval import (
@@ -55,24 +49,7 @@ GOLDEN_WARP = [
 
 
 def gpu() -> GPUConfig:
-    return GPUConfig(
-        name="hand",
-        compute_capability=61,
-        core_clock_mhz=1000.0,
-        n_sm=2,
-        sm=SMConfig(
-            max_threads=2048,
-            max_warps=64,
-            max_blocks=32,
-            registers=65536,
-            shared_mem_bytes=98304,
-            schedulers=4,
-        ),
-        l1=L1Config(size_bytes=16384, ways=4, mshr_entries=32, hit_latency_cycles=20),
-        l2=L2Config(size_bytes=65536, banks=2, ways=8, hit_latency_ns=100.0),
-        noc=NoCConfig(bandwidth_gbps=100.0),
-        dram=DRAMConfig(bandwidth_gbps=50.0, channels=2, latency_ns=200.0),
-    )
+    return hand_gpu(2)
 
 
 def test_golden_intervals_every_gap() -> None:
