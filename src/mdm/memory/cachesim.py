@@ -955,7 +955,10 @@ def compile_in_background(gpu: GPUConfig) -> bool:
     that loop waits for the other process, then loads the loop from numba's on-disk
     cache: a cold start's compilation is split between two cores (a cold ``mdm demo``
     46-48 -> 29-31 s, docs/measurement-log.md). Nothing depends on it: if the other
-    process fails, the simulation compiles the loop itself."""
+    process fails, the simulation compiles the loop itself. (In a script without an
+    ``if __name__ == "__main__":`` guard the spawned process, re-running the script,
+    stops here with multiprocessing's ``RuntimeError``, which is left to propagate so
+    that it does not go on to run the script.)"""
     import multiprocessing
 
     key = issue_loop_key(gpu)
@@ -966,7 +969,7 @@ def compile_in_background(gpu: GPUConfig) -> bool:
     )
     try:
         proc.start()
-    except (OSError, RuntimeError):  # e.g. a script without a ``__main__`` guard
+    except OSError:  # no process to be had: the simulation compiles the loop
         return False
     _COMPILING[key] = (os.getpid(), proc)
     return True
