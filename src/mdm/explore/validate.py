@@ -302,9 +302,9 @@ def map_tasks(
     ``gpus`` (in processes only): the tasks' configurations. The cache simulator's issue
     loops they need and numba's cache lacks are compiled first, one per worker
     (:func:`~mdm.memory.cachesim.compile_issue_loop`): otherwise every worker compiled
-    every loop at its first simulation with it (about 26 s each; a cold
-    ``mdm validate`` of the reference's two architectures 72.6 s, docs/measurement-log.md).
-    A failed compilation is left to the tasks."""
+    every loop at its first simulation with it (about 26 s each; a cold ``mdm validate``
+    of the reference's two architectures 70-73 -> 59-60 s, docs/measurement-log.md). A
+    failed compilation is left to the tasks."""
     if workers > 1 and backend is None and len(tasks) > 1:
         import multiprocessing
 

@@ -962,8 +962,10 @@ def compile_in_background(gpu: GPUConfig) -> bool:
     import multiprocessing
 
     key = issue_loop_key(gpu)
-    if key in _COMPILING or issue_loop_cached(gpu):
-        return key in _COMPILING
+    if _COMPILING.get(key, (0, None))[0] == os.getpid():
+        return True
+    if issue_loop_cached(gpu):
+        return False
     proc = multiprocessing.get_context("spawn").Process(
         target=compile_issue_loop, args=(gpu,), daemon=True
     )
@@ -999,9 +1001,9 @@ def compile_issue_loop(gpu: GPUConfig) -> None:
     numba's on-disk cache, and nothing else of the costly code: it simulates a kernel
     without global memory instructions (two warps of shared-memory loads: more than one
     LD/ST-unit instruction, so that its lists are typed as a real kernel's strided
-    views), which the coalescer returns without running compiled code. A process that runs this beside
-    one that coalesces the kernels to simulate splits a cold start's compilation
-    between two cores (:func:`compile_in_background`)."""
+    views), which the coalescer returns without running compiled code. A process that
+    runs this beside one that coalesces the kernels to simulate splits a cold start's
+    compilation between two cores (:func:`compile_in_background`)."""
     from mdm.profile.handmade import kernel_from_warps
 
     warp = [(InstrClass.LD_SHARED, [1], [0]), (InstrClass.INT, [2], [1])] * 2
