@@ -163,8 +163,8 @@ def cachesim(
 
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
-        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
+        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         picker = WarpPicker(list(warp or []))
         sim = AppSimulator(cfg)
         atom = cfg.dram.atom_bytes

@@ -173,8 +173,8 @@ def predict(
             )
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
-        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time
+        compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         with kernel_progress(app.n_kernels, f"predict {app.name}") as done:
             pred = predict_app(app, cfg, names, on_kernel=done)
         if as_json:
