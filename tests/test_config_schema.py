@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -45,3 +47,37 @@ def test_a_file_written_from_scratch_is_pointed_to_base(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_gpu(derived)
     assert "'l1.wayz': unknown key" in str(err.value) and "hint" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("written", "named", "hint"),
+    [
+        (".toml", ".yaml", "reads as TOML: name it *.toml"),
+        (".toml", ".json", "reads as TOML: name it *.toml"),
+        (".json", ".toml", "reads as JSON: name it *.json"),
+        (".yaml", ".toml", "reads as YAML: name it *.yaml"),
+        (".yaml", ".json", "reads as YAML: name it *.yaml"),
+    ],
+)
+def test_config_in_another_format_names_it(
+    written: str, named: str, hint: str, tmp_path: Path
+) -> None:
+    """A configuration saved under another format's suffix (``mdm config show``'s TOML
+    redirected into ``my.yaml``) is an error naming the file and the format it reads as;
+    under its own suffix it loads."""
+    from mdm.config import load_gpu
+    from mdm.config.export import dumps_gpu
+
+    gpu = load_gpu("h100")
+    text = dumps_gpu(gpu, written)
+    (tmp_path / f"own{written}").write_text(text)
+    assert load_gpu(str(tmp_path / f"own{written}")) == gpu
+    path = tmp_path / f"gpu{named}"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_gpu(str(path))
+    assert str(path) in str(err.value) and hint in str(err.value)
+    path.write_text("n_sm: [")  # no format at all: no hint
+    with pytest.raises(ConfigError) as err:
+        load_gpu(str(path))
+    assert "reads as" not in str(err.value)

@@ -144,22 +144,44 @@ def _read(preset_or_path: str | Path) -> tuple[str, str, str, Path | None]:
     return res.read_text(), f"preset {name} ({res})", ".toml", None
 
 
+_READERS: dict[str, tuple[str, Any]] = {
+    ".toml": ("TOML", tomllib.loads),
+    ".yaml": ("YAML", yaml.safe_load),
+    ".json": ("JSON", json.loads),
+}
+
+
+def _reads_as(text: str, fmt: str) -> str:
+    """A hint naming the other format in which ``text`` is a mapping (e.g. ``mdm config
+    show``'s TOML saved as ``.yaml``), or ``""``."""
+    for other in (".json", ".toml", ".yaml"):  # strictest first: YAML reads JSON too
+        name, read = _READERS[other]
+        if other == fmt:
+            continue
+        try:
+            if isinstance(read(text), dict):
+                return f" (the file reads as {name}: name it *{other})"
+        except Exception:  # noqa: BLE001  (any parser's error: not that format)
+            continue
+    return ""
+
+
 def _parse(text: str, source: str, fmt: str) -> dict[str, Any]:
     try:
-        if fmt == ".toml":
-            data = tomllib.loads(text)
-        elif fmt == ".yaml":
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
+        data = _READERS[fmt][1](text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, f"invalid TOML: {exc}") from None
+        raise ConfigError(source, f"invalid TOML: {exc}{_reads_as(text, fmt)}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(source, f"invalid YAML: {exc}") from None
+        raise ConfigError(source, f"invalid YAML: {exc}{_reads_as(text, fmt)}") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(source, f"line {exc.lineno}: invalid JSON: {exc.msg}") from None
+        raise ConfigError(
+            source, f"line {exc.lineno}: invalid JSON: {exc.msg}{_reads_as(text, fmt)}"
+        ) from None
     if not isinstance(data, dict):
-        raise ConfigError(source, "expected a mapping of configuration fields at the top level")
+        raise ConfigError(
+            source,
+            "expected a mapping of configuration fields at the top level" + _reads_as(text, fmt),
+        )
     return data
 
 
