@@ -39,3 +39,16 @@ def test_every_help_renders_its_markup() -> None:
     assert "at most --kernels kernels" in predict  # reST markup gone, words kept
     sweep = runner.invoke(app, ["sweep", "--help"], env={"COLUMNS": "100"}).output
     assert "sweep-NAME" in sweep
+
+
+def test_version_is_the_installed_one() -> None:
+    """``mdm --version`` prints the package's version, which is the installed
+    distribution's (pyproject.toml), and runs no sub-command."""
+    from importlib.metadata import version
+
+    import mdm
+
+    r = CliRunner().invoke(app, ["--version"])
+    assert r.exit_code == 0
+    assert r.output.strip() == f"mdm {mdm.__version__}"
+    assert mdm.__version__ == version("mdm")

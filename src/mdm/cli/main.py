@@ -24,6 +24,23 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        import mdm
+
+        typer.echo(f"mdm {mdm.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Analytical GPU performance prediction (MDM, GPUMech family, MWP-CWP)."""
+
+
 def _register() -> None:
     # One line per sub-command module (keep sorted).
     from mdm.cli import trace as _trace
