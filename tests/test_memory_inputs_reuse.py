@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mdm.config.load import load_gpu
 from mdm.memory import cachesim, simulate_app
+from mdm.memory.carveout import kernel_allocates_on_fill
 from mdm.memory.hashing import (
     _IPOLY_BITS,
     _MASK_TABLE,
@@ -72,18 +73,21 @@ def test_prepared_inputs_are_the_ones_simulated() -> None:
     cachesim.clear_input_cache()
 
 
+@pytest.mark.parametrize("preset", ["mdm_pascal", "v100"])
 def test_issue_loop_compiled_without_global_memory_serves_a_real_kernel(
-    monkeypatch: pytest.MonkeyPatch,
+    preset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """:func:`compile_issue_loop` calls the issue loop with the argument types of a real
     kernel's simulation, so that the loop it compiles is the one a simulation loads
     (with one LD/ST-unit instruction, its lists were typed contiguous: a second
-    compilation of about 26 s in the first simulation)."""
+    compilation of about 26 s in the first simulation). On ``v100`` (adaptive
+    carve-out) the real kernels, with shared memory, allocate on fill, and the warm-up
+    kernel, without, on miss."""
     import numba
 
     from mdm.memory import _core
 
-    g = load_gpu("mdm_pascal")
+    g = load_gpu(preset)
     key = cachesim.issue_loop_key(g)
     entry = _core._RUN_TIMED[key]
     seen: list = []
@@ -94,8 +98,12 @@ def test_issue_loop_compiled_without_global_memory_serves_a_real_kernel(
 
     monkeypatch.setitem(_core._RUN_TIMED, key, record)
     cachesim.compile_issue_loop(g)
-    simulate_app(generate("stride", ctas=4), g)
-    assert len(seen) == 2 and seen[0] == seen[1]
+    apps = [generate("stride", ctas=4), generate("gemm_tiled", M=32, N=64, K=32)]
+    for app in apps:
+        simulate_app(app, g)
+        fill = kernel_allocates_on_fill(app.kernels[0], g)
+        assert fill == (preset == "v100")
+    assert len(seen) == 3 and seen[0] == seen[1] == seen[2]
 
 
 def test_background_compile_leaves_the_loop_in_numbas_cache(
