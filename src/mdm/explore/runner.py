@@ -328,17 +328,17 @@ def _run_pool(
 
 
 def _compile_first(pool: Any, items: Sequence[WorkItem], evaluate: Evaluate) -> list[Any]:
-    """Hand ``pool`` the cache simulator's issue loops that ``items`` need and numba's
-    cache lacks, one per worker, before the items (:func:`evaluate_item` only): a sweep
-    whose points need two loops (e.g. an L1 allocating on miss and on fill) otherwise
-    compiles each in every worker (about 26 s each). The futures' failures are ignored:
-    the items then compile the loop (:func:`mdm.explore.validate.map_tasks` likewise)."""
+    """The issue loops that ``items`` need, compiled first in ``pool``
+    (:func:`~mdm.memory.cachesim.compile_first_in`: a sweep whose points need two loops,
+    e.g. an L1 allocating on miss and on fill, otherwise compiles each in every worker);
+    for :func:`evaluate_item` only, not for the tests' fakes."""
     if evaluate is not evaluate_item:
         return []
-    from mdm.memory.cachesim import compile_issue_loop, uncached_issue_loops
+    from mdm.memory.cachesim import compile_first_in
 
-    sims = (it.gpus[0] if it.sim_gpu is None else it.sim_gpu for it in items)
-    return [pool.submit(compile_issue_loop, g) for g in uncached_issue_loops(sims)]
+    return compile_first_in(
+        pool, (it.gpus[0] if it.sim_gpu is None else it.sim_gpu for it in items)
+    )
 
 
 def _run_dask(

@@ -301,20 +301,19 @@ def map_tasks(
 
     ``gpus`` (in processes only): the tasks' configurations. The cache simulator's issue
     loops they need and numba's cache lacks are compiled first, one per worker
-    (:func:`~mdm.memory.cachesim.compile_issue_loop`): otherwise every worker compiled
+    (:func:`~mdm.memory.cachesim.compile_first_in`): otherwise every worker compiled
     every loop at its first simulation with it (about 26 s each; a cold ``mdm validate``
     of the reference's two architectures 70-73 -> 59-60 s, docs/measurement-log.md). A
     failed compilation is left to the tasks."""
     if workers > 1 and backend is None and len(tasks) > 1:
         import multiprocessing
 
-        from mdm.memory.cachesim import compile_issue_loop, uncached_issue_loops
+        from mdm.memory.cachesim import compile_first_in
 
-        loops = uncached_issue_loops(gpus()) if gpus is not None else []
         # spawn: forking after numba code has run can deadlock the children
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            first = [pool.submit(compile_issue_loop, g) for g in loops]
+            first = compile_first_in(pool, gpus()) if gpus is not None else []
             out = list(pool.map(fn, tasks))
             for f in first:
                 f.exception()  # joined; a failure only means the tasks compiled the loop

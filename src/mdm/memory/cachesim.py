@@ -988,6 +988,15 @@ def uncached_issue_loops(gpus: Iterable[GPUConfig]) -> list[GPUConfig]:
     return [g for g in out.values() if not issue_loop_cached(g)]
 
 
+def compile_first_in(pool: Any, gpus: Iterable[GPUConfig]) -> list[Any]:
+    """Submit :func:`compile_issue_loop` to the process pool ``pool`` (an executor) for
+    each loop of :func:`uncached_issue_loops`, before the caller's tasks: one worker
+    compiles each loop, where otherwise every worker compiled every loop at its first
+    simulation with it (about 26 s each). The futures' failures only mean that the
+    tasks compile the loop."""
+    return [pool.submit(compile_issue_loop, g) for g in uncached_issue_loops(gpus)]
+
+
 def _await_compilation(key: tuple[bool, bool, bool]) -> None:
     """Wait for the process compiling the issue loop ``key``, if this process started
     one (a forked worker forgets its parent's)."""
