@@ -155,9 +155,9 @@ def _reads_as(text: str, fmt: str) -> str:
     """A hint naming the other format in which ``text`` is a mapping (e.g. ``mdm config
     show``'s TOML saved as ``.yaml``), or ``""``."""
     for other in (".json", ".toml", ".yaml"):  # strictest first: YAML reads JSON too
-        name, read = _READERS[other]
         if other == fmt:
             continue
+        name, read = _READERS[other]
         try:
             if isinstance(read(text), dict):
                 return f" (the file reads as {name}: name it *{other})"
