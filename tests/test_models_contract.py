@@ -174,3 +174,35 @@ def test_slower_execution_units_never_speed_up(model: str, inp: KernelInput, fac
     m = get_model(model)
     check_basic(model, slow)
     assert m.predict_kernel(slow).cycles >= m.predict_kernel(inp).cycles * (1 - 1e-12)
+
+
+def test_every_registering_module_is_in_the_registry_list() -> None:
+    """The README's recipe for a new model: a module of ``mdm/models`` that registers a
+    model is listed in ``_load_builtin`` (else nothing imports it and its name stays
+    unknown), and :func:`model_names` gives exactly the registered names."""
+    import ast
+    from pathlib import Path
+
+    from mdm.models import base
+
+    pkg = Path(base.__file__).parent
+    registering = {
+        p.stem
+        for p in pkg.glob("*.py")
+        if any(
+            isinstance(d, ast.Name) and d.id == "register"
+            for node in ast.walk(ast.parse(p.read_text()))
+            if isinstance(node, ast.ClassDef)
+            for d in node.decorator_list
+        )
+    }
+    listed = {
+        alias.name
+        for node in ast.parse((pkg / "_load_builtin.py").read_text()).body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert registering and registering <= listed
+    assert base.model_names() == ALL_MODELS
+    with pytest.raises(KeyError, match="known: .*mdm-pipelined"):
+        get_model("mdm-pipelinde")

@@ -161,16 +161,14 @@ def predict(
     trace's kernel ID, as ``mdm cachesim`` gives it), and the totals over all of them."""
     with cli_errors():
         from mdm.memory.cachesim import compile_in_background
-        from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
-        from mdm.models.base import MODELS
+        from mdm.models.base import model_names
         from mdm.pipeline import predict_app
 
-        names = list(model) if model else sorted(MODELS)
-        unknown = [m for m in names if m not in MODELS]
+        known = model_names()
+        names = list(model) if model else known
+        unknown = [m for m in names if m not in known]
         if unknown:
-            raise ConfigError(
-                None, f"unknown model(s) {unknown}; known: {', '.join(sorted(MODELS))}"
-            )
+            raise ConfigError(None, f"unknown model(s) {unknown}; known: {', '.join(known)}")
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
         app = load_trace(trace, lazy=True)  # one kernel in memory at a time

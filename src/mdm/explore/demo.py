@@ -90,10 +90,9 @@ def run_demo(
 
         workloads = dict(WORKLOADS)
     if models is None:
-        from mdm.models import _load_builtin  # noqa: F401
-        from mdm.models.base import MODELS
+        from mdm.models.base import model_names
 
-        models = sorted(MODELS)
+        models = model_names()
     if predict is _predict_default:
         predicted = _predict_all(workloads, tiny, preset, models)
     else:

@@ -206,14 +206,12 @@ def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
 # ---------------------------------------------------------------- planning
 def check_models(models: Sequence[str], source: str | Path | None = None) -> None:
     """Raise :class:`ConfigError` naming unknown model names (registry: ``MODELS``)."""
-    from mdm.models import _load_builtin  # noqa: F401  (registers the built-in models)
-    from mdm.models.base import MODELS
+    from mdm.models.base import model_names
 
-    unknown = [m for m in models if m not in MODELS]
+    known = model_names()
+    unknown = [m for m in models if m not in known]
     if unknown:
-        raise ConfigError(
-            source, f"field models: unknown model(s) {unknown}; known: {sorted(MODELS)}"
-        )
+        raise ConfigError(source, f"field models: unknown model(s) {unknown}; known: {known}")
 
 
 def plan(

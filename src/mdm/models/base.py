@@ -2,7 +2,10 @@
 
 A model turns a :class:`KernelInput` (profile + configuration + memory statistics
 + occupancy of one kernel) into a :class:`KernelPrediction`. Adding a model means
-one module that subclasses :class:`Model` and one ``@register`` decorator.
+one module that subclasses :class:`Model` with the ``@register`` decorator, and that
+module's name in ``mdm/models/_load_builtin.py`` (the registry's list of built-in
+modules, imported by :func:`get_model` and :func:`model_names`). A model kept outside
+the package registers when its module is imported, in that process only.
 
 Conventions:
 
@@ -118,12 +121,22 @@ def register(cls: type[Model]) -> type[Model]:
 
 
 def get_model(name: str) -> Model:
+    """A new instance of the registered model ``name``."""
+    try:
+        return MODELS[name]() if name in MODELS else _load()[name]()
+    except KeyError:
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(model_names())}") from None
+
+
+def model_names() -> list[str]:
+    """The registered models' names, sorted: the built-in ones and any registered since."""
+    return sorted(_load())
+
+
+def _load() -> dict[str, type[Model]]:
     from mdm.models import _load_builtin  # noqa: F401  (imports the built-in models)
 
-    try:
-        return MODELS[name]()
-    except KeyError:
-        raise KeyError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") from None
+    return MODELS
 
 
 def with_launch(pred: KernelPrediction, gpu: GPUConfig) -> KernelPrediction:
