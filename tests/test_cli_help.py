@@ -40,6 +40,20 @@ def test_every_help_renders_its_markup() -> None:
     sweep = runner.invoke(app, ["sweep", "--help"], env={"COLUMNS": "100"}).output
     assert "sweep-NAME" in sweep
 
+    # every --gpu (and GPU argument) names all that load_gpu reads, Accel-Sim logs too
+    def command(path: tuple[str, ...]) -> Any:
+        cmd = root
+        for name in path:
+            cmd = cmd.commands[name]
+        return cmd
+
+    gpu_params = {"gpu", "a", "b"}  # config diff compares two: A and B
+    with_gpu = [p for p in paths if gpu_params & {q.name for q in command(p).params}]
+    assert len(with_gpu) >= 5 and ("config", "diff") in with_gpu
+    for path in with_gpu:
+        out = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).output
+        assert "gpgpusim.config or Accel-Sim log" in out, path
+
 
 def test_version_is_the_installed_one() -> None:
     """``mdm --version`` prints the package's version, which is the installed

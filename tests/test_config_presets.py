@@ -128,10 +128,21 @@ def test_out_of_range_names_field(tmp_path):
 
 
 def test_loader_errors(tmp_path):
-    with pytest.raises(ConfigError, match="unknown GPU preset.*mdm_pascal"):
+    with pytest.raises(ConfigError, match="unknown GPU preset.*mdm_pascal.*Accel-Sim log"):
         load_gpu("no_such_gpu")
     with pytest.raises(ConfigError, match="not found"):
         load_gpu(tmp_path / "missing.toml")
+    # a base that does not resolve is named as the field of the file that gives it
+    for base, what in (
+        ("no_such_gpu", "unknown GPU preset"),
+        ("gone.toml", "configuration file .*gone.toml not found"),
+    ):
+        child = _write(tmp_path, "child.toml", f'base = "{base}"\n')
+        with pytest.raises(ConfigError, match=f"field 'base': {what}") as ei:
+            load_gpu(child)
+        assert str(ei.value).startswith(str(child))
+    with pytest.raises(ConfigError, match=r"\.toml, \.yaml, \.yml or \.json$"):
+        load_gpu(_write(tmp_path, "child.toml", 'base = "no_such_gpu"\n'))
     a = _write(tmp_path, "a.toml", 'base = "b.toml"\n')
     _write(tmp_path, "b.toml", 'base = "a.toml"\n')
     with pytest.raises(ConfigError, match="circular"):

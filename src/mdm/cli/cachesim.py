@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from mdm.cli.common import (
+    GPU_HELP,
     SetOption,
     cli_errors,
     compile_note,
@@ -135,7 +136,7 @@ def cachesim(
     trace: Annotated[
         str, typer.Argument(help="trace dir / kernelslist.g / .mdmtrace, or builtin:NAME?k=v")
     ],
-    gpu: Annotated[str, typer.Option("--gpu", help="preset name, config file or gpgpusim.config")],
+    gpu: Annotated[str, typer.Option("--gpu", help=GPU_HELP)],
     per_pc: Annotated[
         bool,
         typer.Option("--per-pc", help="also per static instruction (PC): accesses, misses, DRAM"),

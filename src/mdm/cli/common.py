@@ -11,6 +11,9 @@ import typer
 
 from mdm.errors import MdmError, MdmWarning
 
+#: help of every ``--gpu``: what :func:`mdm.config.load_gpu` reads
+GPU_HELP = "preset name, config file (.toml, .yaml, .json), gpgpusim.config or Accel-Sim log"
+
 #: ``--set FIELD=VALUE`` (repeatable): one configuration field changed on top of ``--gpu``.
 SetOption = Annotated[
     list[str] | None,

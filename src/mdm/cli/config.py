@@ -13,13 +13,20 @@ from typing import Annotated
 
 import typer
 
-from mdm.cli.common import SetOption, cli_errors, echo_json, load_gpu_set, print_table
+from mdm.cli.common import (
+    GPU_HELP,
+    SetOption,
+    cli_errors,
+    echo_json,
+    load_gpu_set,
+    print_table,
+)
 
 app = typer.Typer(
     rich_markup_mode="markdown", help="List, show, export and compare GPU configurations."
 )
 
-GpuArg = Annotated[str, typer.Argument(help="preset name, config file or gpgpusim.config")]
+GpuArg = Annotated[str, typer.Argument(help=GPU_HELP)]
 
 
 def _summary(gpu) -> dict[str, object]:  # noqa: ANN001 - GPUConfig, imported lazily

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from mdm.cli.common import cli_errors
+from mdm.cli.common import GPU_HELP, cli_errors
 
 app = typer.Typer(
     rich_markup_mode="markdown",
@@ -18,7 +18,7 @@ app = typer.Typer(
 def from_ncu(
     ncu_csv: Path = typer.Argument(..., help="ncu --csv output (details or --page raw)"),
     trace: str = typer.Option(..., "--trace", help="the traced application (as mdm predict)"),
-    gpu: str = typer.Option(..., "--gpu", help="preset name, config file or gpgpusim.config"),
+    gpu: str = typer.Option(..., "--gpu", help=GPU_HELP),
     out: Path = typer.Option(..., "--out", help="measured table to write (CSV)"),
     klass: str = typer.Option("unknown", "--class", help="class of every row (MD, NMD, ...)"),
 ) -> None:

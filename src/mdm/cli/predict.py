@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from mdm.cli.common import (
+    GPU_HELP,
     SetOption,
     cli_errors,
     compile_note,
@@ -141,7 +142,7 @@ def predict(
     trace: Annotated[
         str, typer.Argument(help="trace dir / kernelslist.g / .mdmtrace, or builtin:NAME?k=v")
     ],
-    gpu: Annotated[str, typer.Option("--gpu", help="preset name, config file or gpgpusim.config")],
+    gpu: Annotated[str, typer.Option("--gpu", help=GPU_HELP)],
     model: Annotated[
         list[str] | None, typer.Option("--model", help="model name (repeat); default: all")
     ] = None,

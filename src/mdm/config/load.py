@@ -101,7 +101,7 @@ def apply_settings(gpu: GPUConfig, items: Sequence[str]) -> GPUConfig:
 
 def load_gpu_dict(preset_or_path: str | Path, _seen: tuple[str, ...] = ()) -> tuple[dict, str]:
     """The raw (unvalidated, ``base`` resolved) mapping of a preset or file, and its source."""
-    text, source, fmt, folder = _read(preset_or_path)
+    text, source, fmt, folder = _read(preset_or_path, _seen[-1] if _seen else None)
     if source in _seen:
         raise ConfigError(source, f"circular 'base' chain: {' -> '.join((*_seen, source))}")
     data = _parse(text, source, fmt)
@@ -120,10 +120,16 @@ def load_gpu_dict(preset_or_path: str | Path, _seen: tuple[str, ...] = ()) -> tu
     return merged, source
 
 
-def _read(preset_or_path: str | Path) -> tuple[str, str, str, Path | None]:
+def _read(
+    preset_or_path: str | Path, base_of: str | None = None
+) -> tuple[str, str, str, Path | None]:
+    """Text, source, format and folder of a preset or file (``base_of``: the file whose
+    ``base`` names it)."""
     path = Path(preset_or_path)
     if path.suffix in _SUFFIXES:
         if not path.is_file():
+            if base_of is not None:
+                raise ConfigError(base_of, f"field 'base': configuration file {path} not found")
             raise ConfigError(path, "configuration file not found")
         fmt = {".yml": ".yaml"}.get(path.suffix, path.suffix)
         try:
@@ -136,10 +142,18 @@ def _read(preset_or_path: str | Path) -> tuple[str, str, str, Path | None]:
     name = str(preset_or_path)
     res = resources.files("mdm.config") / "presets" / f"{name}.toml"
     if "/" in name or not res.is_file():
+        presets = f"presets are {', '.join(list_presets())}"
+        if base_of is not None:
+            raise ConfigError(
+                base_of,
+                f"field 'base': unknown GPU preset or file {name!r}: {presets}; a base file "
+                "must end in .toml, .yaml, .yml or .json",
+            )
         raise ConfigError(
             None,
-            f"unknown GPU preset or file {name!r}: presets are {', '.join(list_presets())}; "
-            "files must end in .toml, .yaml, .yml, .json or be a gpgpusim.config",
+            f"unknown GPU preset or file {name!r}: {presets}; files must end in .toml, "
+            ".yaml, .yml or .json, or be a gpgpusim.config (or a folder holding one) or "
+            f"an Accel-Sim log ({', '.join(LOG_SUFFIXES)})",
         )
     return res.read_text(), f"preset {name} ({res})", ".toml", None
 
