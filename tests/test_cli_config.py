@@ -54,11 +54,24 @@ def test_exported_file_is_editable_toml(tmp_path: Path) -> None:
     assert diff_gpus(load_gpu("mdm_pascal"), load_gpu(path)) == [("l1.mshr_entries", 128, 64)]
 
 
-def test_none_fields_left_out_and_restored() -> None:
+def test_none_fields_listed_in_comments_and_restored() -> None:
+    """TOML has no null: an unset field is a comment with its meaning, after the values
+    (YAML likewise), so the exported file shows every field; JSON writes ``null``."""
     gpu = load_gpu("gtx1080")  # l1.unified_bytes is None (fixed L1)
-    assert flat_fields(gpu)["l1.unified_bytes"] is None
-    assert "unified_bytes" not in dumps_gpu(gpu, ".toml")
-    assert "unified_bytes" not in json.loads(dumps_gpu(gpu, ".json"))["l1"]
+    unset = [k for k, v in flat_fields(gpu).items() if v is None]
+    assert "l1.unified_bytes" in unset
+    for fmt in (".toml", ".yaml"):
+        values, marker, comments = dumps_gpu(gpu, fmt).partition("# Unset (None) fields")
+        assert marker and "unified_bytes" not in values
+        listed = [
+            line[2:].split(": ")[0]
+            for line in comments.splitlines()[1:]
+            if line.startswith("# ") and not line.startswith("#  ")
+        ]
+        assert listed == unset, fmt
+    assert json.loads(dumps_gpu(gpu, ".json"))["l1"]["unified_bytes"] is None
+    gpu = gpu.with_updates({"l1.unified_bytes": 98304, "l1.shared_carveouts_bytes": [0, 49152]})
+    assert "unified_bytes" not in dumps_gpu(gpu, ".toml").partition("# Unset")[2]
 
 
 def test_bad_suffix_is_an_error(tmp_path: Path) -> None:

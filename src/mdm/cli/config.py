@@ -100,7 +100,7 @@ def show(
             typer.echo(f"wrote {out}")
             return
         if as_json:
-            echo_json({"config": config_dict(cfg), "derived": derived_values(cfg)})
+            echo_json({"config": config_dict(cfg, keep_none=True), "derived": derived_values(cfg)})
             return
         typer.echo(dumps_gpu(cfg, ".toml", header), nl=False)
         typer.echo("\n# derived (not read back):")

@@ -3,8 +3,9 @@
 :func:`save_gpu` writes every field of a :class:`GPUConfig` (defaults included) to a
 TOML, YAML or JSON file that :func:`mdm.config.load_gpu` reads back to an equal
 configuration: an imported ``gpgpusim.config`` becomes a file to edit and pass to
-``--gpu``. Fields that are ``None`` (``l1.unified_bytes``, ``noc.sm_port_gbps``) are left
-out, as TOML has no null and ``None`` is their default. :func:`flat_fields` and
+``--gpu``. Fields that are ``None`` (``l1.unified_bytes``, ``noc.sm_port_gbps``: ``None``
+is their default, a rule of their own) are ``null`` in JSON; TOML has no null, so TOML
+and YAML list them, with their meaning, in comments at the end. :func:`flat_fields` and
 :func:`diff_gpus` give the dotted fields ``with_updates`` and sweep grids use, and
 :func:`derived_values` the quantities the cache simulator and the models compute from
 them (core cycles, bytes per cycle, cache geometry).
@@ -13,6 +14,7 @@ them (core cycles, bytes per cycle, cache geometry).
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +25,45 @@ from mdm._atomic import atomic_write_bytes
 from mdm.config.gpu import GPUConfig, dotted_fields
 from mdm.errors import ConfigError
 
-__all__ = ["config_dict", "derived_values", "diff_gpus", "dumps_gpu", "flat_fields", "save_gpu"]
+__all__ = [
+    "config_dict",
+    "derived_values",
+    "diff_gpus",
+    "dumps_gpu",
+    "flat_fields",
+    "save_gpu",
+    "unset_fields",
+]
 
 FORMATS = (".toml", ".yaml", ".yml", ".json")
 
 
-def config_dict(gpu: GPUConfig) -> dict[str, Any]:
-    """Every field of ``gpu`` as nested plain values (tuples as lists), ``None`` left out."""
-    return gpu.model_dump(mode="json", exclude_none=True)
+def config_dict(gpu: GPUConfig, *, keep_none: bool = False) -> dict[str, Any]:
+    """Every field of ``gpu`` as nested plain values (tuples as lists); ``None`` left out
+    unless ``keep_none``."""
+    return gpu.model_dump(mode="json", exclude_none=not keep_none)
+
+
+def unset_fields(gpu: GPUConfig) -> dict[str, str]:
+    """The dotted fields of ``gpu`` that are ``None``, each with its description."""
+    out = {}
+    for name in (k for k, v in flat_fields(gpu).items() if v is None):
+        model: Any = gpu
+        *tables, field = name.split(".")
+        for t in tables:
+            model = getattr(model, t)
+        out[name] = type(model).model_fields[field].description or ""
+    return out
+
+
+def _unset_comments(gpu: GPUConfig) -> str:
+    unset = unset_fields(gpu)
+    if not unset:
+        return ""
+    lines = ["", "# Unset (None) fields; set one in its table to override its rule:"]
+    for name, what in unset.items():
+        lines += textwrap.wrap(f"{name}: {what}", 88, initial_indent="# ", subsequent_indent="#   ")
+    return "\n".join(lines) + "\n"
 
 
 def dumps_gpu(gpu: GPUConfig, fmt: str = ".toml", header: str = "") -> str:
@@ -42,11 +75,11 @@ def dumps_gpu(gpu: GPUConfig, fmt: str = ".toml", header: str = "") -> str:
     elif fmt in (".yaml", ".yml"):
         text = yaml.safe_dump(data, sort_keys=False)
     elif fmt == ".json":
-        return json.dumps(data, indent=2) + "\n"
+        return json.dumps(config_dict(gpu, keep_none=True), indent=2) + "\n"
     else:
         raise ConfigError(None, f"unknown configuration format {fmt!r}: use one of {FORMATS}")
     comments = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
-    return comments + text
+    return comments + text + _unset_comments(gpu)
 
 
 def save_gpu(gpu: GPUConfig, path: str | Path, header: str = "") -> Path:
