@@ -253,6 +253,31 @@ def test_set_applies_fields_renames_and_names_bad_ones() -> None:
         apply_settings(base, ["sm.scheduler_policy=fifo"])
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("dotted.yaml", "base: mdm_pascal\nl1.mshr_entries: 64\nl1:\n  ways: 4\n"),
+        ("dotted.toml", 'base = "mdm_pascal"\n"l1.mshr_entries" = 64\n[l1]\nways = 4\n'),
+        ("dotted.json", '{"base": "mdm_pascal", "l1.mshr_entries": 64, "l1": {"ways": 4}}'),
+    ],
+)
+def test_dotted_names_in_a_file_are_its_fields(name: str, text: str, tmp_path: Path) -> None:
+    """A file may name a field dotted, as ``--set`` and sweep specs do, beside the
+    tables; the same field given both ways, or a table under a value, is an error."""
+    f = tmp_path / name
+    f.write_text(text)
+    want = [("l1.ways", 6, 4), ("l1.mshr_entries", 128, 64)]
+    assert diff_gpus(load_gpu("mdm_pascal"), load_gpu(f))[1:] == want  # after the name
+    f.write_text(text.replace("ways", "mshr_entries"))
+    with pytest.raises(ConfigError, match=r"field 'l1\.mshr_entries' is given twice") as ei:
+        load_gpu(f)
+    assert str(ei.value).startswith(str(f))
+    f = tmp_path / "value.json"
+    f.write_text('{"base": "mdm_pascal", "n_sm": 3, "n_sm.x": 1}')
+    with pytest.raises(ConfigError, match=r"'n_sm\.x': 'n_sm' is a value, not a table"):
+        load_gpu(f)
+
+
 def test_unknown_fields_get_the_closest_names(tmp_path: Path) -> None:
     """A misspelt field, in a file or an update, is named with the schema's closest
     fields; a leaf under the wrong section with the sections that have it."""

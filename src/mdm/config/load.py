@@ -196,7 +196,34 @@ def _parse(text: str, source: str, fmt: str) -> dict[str, Any]:
             source,
             "expected a mapping of configuration fields at the top level" + _reads_as(text, fmt),
         )
-    return data
+    return _nest_dotted(data, source)
+
+
+def _nest_dotted(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``{"l1.mshr_entries": 64}`` (a dotted name as ``--set`` and sweep specs write it:
+    a quoted TOML key, a YAML or JSON key) as ``{"l1": {"mshr_entries": 64}}``; a field
+    given both ways is an error."""
+    if not any(isinstance(k, str) and "." in k for k in data):
+        return data
+    out: dict[str, Any] = {}
+
+    def put(node: dict[str, Any], path: list[str], value: Any, name: str) -> None:
+        head, *rest = path
+        if rest:
+            if not isinstance(node.setdefault(head, {}), dict):
+                raise ConfigError(source, f"field {name!r}: {head!r} is a value, not a table")
+            put(node[head], rest, value, name)
+        elif isinstance(value, dict) and isinstance(node.get(head), dict):
+            for k, v in value.items():  # a table and dotted names into it
+                put(node[head], [k], v, f"{name}.{k}")
+        elif head in node:
+            raise ConfigError(source, f"field {name!r} is given twice")
+        else:
+            node[head] = value
+
+    for key, value in data.items():
+        put(out, key.split(".") if isinstance(key, str) else [key], value, str(key))
+    return out
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
