@@ -314,6 +314,8 @@ def test_set_predicts_as_the_edited_file() -> None:
     assert d["models"]["mdm"]["kernels"][0]["cycles"] == kernel["cycles"]
     plain = json.loads(runner.invoke(app, args).stdout)["models"]["mdm"]["kernels"][0]
     assert plain["cycles"] < kernel["cycles"]
+    table = runner.invoke(app, [*args[:-1], "--set", "l1.mshr_entries=1"], env={"COLUMNS": "200"})
+    assert "mdm_pascal [l1.mshr_entries=1]" in table.stdout  # brackets printed, not markup
     r = runner.invoke(app, [*args, "--set", "l1.mshr_entrys=1"])
     assert r.exit_code == 1 and "did you mean 'l1.mshr_entries'" in r.output
 

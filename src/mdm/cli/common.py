@@ -110,10 +110,11 @@ def short_name(name: str, n: int = 32) -> str:
 
 def print_table(table: Any) -> None:
     """Print a rich table on stdout; piped (no terminal width to fit) at up to 200
-    columns, so that no figure is cut."""
+    columns, so that no figure is cut. Text is printed as it is, without rich's markup:
+    a configuration's name such as ``v100 [l2.sectored=False]`` keeps its brackets."""
     from rich.console import Console
 
-    console = Console()
+    console = Console(markup=False)
     if not console.is_terminal:
         console.width = 200
     console.print(table)
