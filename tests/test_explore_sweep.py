@@ -453,3 +453,32 @@ def test_pool_gets_each_uncached_issue_loop_first(monkeypatch: pytest.MonkeyPatc
     assert runner._compile_first(Pool(), items, fake_evaluate) == []
     monkeypatch.setattr(cachesim, "issue_loop_cached", lambda gpu: True)
     assert runner._compile_first(Pool(), items, runner.evaluate_item) == []
+
+
+def test_labels_that_differ_in_odd_characters_keep_their_own_parts(tmp_path: Path) -> None:
+    """``my kernel`` and ``my_kernel`` (or ``a/b`` and ``a_b``) become the same file
+    name once odd characters are replaced: each gets a hash of its label, so neither
+    item's rows replace the other's; a plain label keeps the name it always had."""
+    labels = ["my kernel", "my_kernel", "a/b", "a_b"]
+    spec = parse_spec(
+        {
+            **SPEC,
+            "workloads": [{"name": "vecadd", "label": lab} for lab in labels],
+            "grid": {"n_sm": [14]},
+            "deltas": {},
+        }
+    )
+    res = run_sweep(
+        spec,
+        tmp_path,
+        executor="serial",
+        evaluate=fake_evaluate,
+        load_base=fake_base,
+        cache_key=fake_key,
+    )
+    names = sorted(p.name for p in (tmp_path / "parts").glob("*.json"))
+    assert len(names) == len(labels)
+    assert sorted(res.table["workload"].unique()) == sorted(labels)
+    assert len(res.table) == len(labels) * len(SPEC["models"])
+    plain = [n for n in names if n.startswith("my_kernel__")]
+    assert len(plain) == 1  # the label without odd characters: no hash added

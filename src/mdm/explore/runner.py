@@ -62,7 +62,13 @@ class WorkItem:
 
     @property
     def part_name(self) -> str:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in self.workload.key)
+        """The item's file under ``parts/``: the workload's key with characters other
+        than letters, digits and ``-_.`` replaced, plus a hash of the key when any was
+        (``my kernel`` and ``my_kernel`` must not share a file), and the points' hash."""
+        key = self.workload.key
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
+        if safe != key:
+            safe += "-" + hashlib.sha1(key.encode()).hexdigest()[:8]
         return f"{safe}__{self.key_hash}.json"
 
 
