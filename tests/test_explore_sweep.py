@@ -482,3 +482,60 @@ def test_labels_that_differ_in_odd_characters_keep_their_own_parts(tmp_path: Pat
     assert len(res.table) == len(labels) * len(SPEC["models"])
     plain = [n for n in names if n.startswith("my_kernel__")]
     assert len(plain) == 1  # the label without odd characters: no hash added
+
+
+def test_output_folder_is_new_empty_or_a_sweeps_own(tmp_path: Path) -> None:
+    """``--out`` as a file, or a folder of other files, is refused before anything is
+    written; a folder left with an empty ``parts/`` by a refused spec is taken."""
+    kw: dict[str, Any] = {
+        "executor": "serial",
+        "evaluate": fake_evaluate,
+        "load_base": fake_base,
+        "cache_key": fake_key,
+    }
+    spec = parse_spec({**SPEC, "grid": {"n_sm": [14]}})
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ConfigError, match="is a file"):
+        run_sweep(spec, afile, **kw)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.csv").write_text("precious\n")
+    with pytest.raises(ConfigError, match=r"holds files but no sweep .*results\.csv"):
+        run_sweep(spec, mine, **kw)
+    assert (mine / "results.csv").read_text() == "precious\n"
+    assert sorted(p.name for p in mine.iterdir()) == ["results.csv"]
+    left = tmp_path / "left"
+    (left / "parts").mkdir(parents=True)
+    assert len(run_sweep(spec, left, **kw).table) > 0
+
+
+def test_damaged_parts_run_again_and_a_changed_spec_names_what_differs(
+    tmp_path: Path,
+) -> None:
+    """A part file that does not read as rows (truncated, or not a list) is reported
+    and its item run again, with the same rows as before; an unreadable manifest is an
+    error naming it; a different spec is refused with the fields in which it differs."""
+    from mdm.errors import MdmWarning
+
+    kw: dict[str, Any] = {
+        "executor": "serial",
+        "evaluate": fake_evaluate,
+        "load_base": fake_base,
+        "cache_key": fake_key,
+    }
+    spec = parse_spec(SPEC)
+    first = run_sweep(spec, tmp_path, **kw)
+    parts = sorted((tmp_path / "parts").glob("*.json"))
+    parts[0].write_bytes(parts[0].read_bytes()[:20])
+    parts[1].write_text('{"rows": []}')
+    with pytest.warns(MdmWarning, match="unreadable part") as caught:
+        again = run_sweep(spec, tmp_path, **kw)
+    assert len(caught) == 2 and again.items_run == 2
+    pd.testing.assert_frame_equal(again.table, first.table)
+    edited = parse_spec({**SPEC, "grid": {**SPEC["grid"], "n_sm": [14, 28, 56]}})
+    with pytest.raises(ConfigError, match=r"differs in: grid\)"):
+        run_sweep(edited, tmp_path, **kw)
+    (tmp_path / "manifest.json").write_text("")
+    with pytest.raises(ConfigError, match=r"manifest\.json: cannot read a sweep's manifest"):
+        run_sweep(spec, tmp_path, **kw)

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from typing import Any
 import pandas as pd
 
 from mdm._atomic import atomic_write_bytes
-from mdm.errors import ConfigError, MdmError
+from mdm.errors import ConfigError, MdmError, MdmWarning
 from mdm.explore.spec import Point, SweepSpec, WorkloadSpec, expand_points
 
 Row = dict[str, Any]
@@ -407,12 +408,12 @@ def run_sweep(
     """
     out = Path(out_dir)
     parts = out / "parts"
-    parts.mkdir(parents=True, exist_ok=True)
     man_path = out / "manifest.json"
+    _check_out_dir(out, man_path)
     manifest = _manifest(spec)
-    has_results = any(parts.glob("*.json"))
+    has_results = parts.is_dir() and any(parts.glob("*.json"))
     if man_path.exists() and has_results:  # without results a folder takes the new spec
-        old = json.loads(man_path.read_text())
+        old = _read_json(man_path, "a sweep's manifest")
         if old != manifest:
             same = {**old.get("spec", {}), "cache_timing": None} == {
                 **manifest["spec"],
@@ -426,15 +427,20 @@ def run_sweep(
                     f"'base'); set cache_timing = {_timing_of(old)!r} in the spec (or "
                     f"--cache-timing {_timing_of(old)}) to resume it, or use another --out",
                 )
+            was, now = old.get("spec", {}), manifest["spec"]
+            differ = sorted(k for k in {*was, *now} if was.get(k) != now.get(k))
             raise ConfigError(
                 out,
-                "holds results of a different sweep spec; use another --out or delete the folder",
+                f"holds results of a different sweep spec (it differs in: {', '.join(differ)}); "
+                "a folder resumes only the spec that started it: use another --out or "
+                "delete the folder",
             )
     check_models(spec.models, f"sweep {spec.name!r}")
     items = plan(spec, load_base, cache_key)  # validates every point before anything is written
+    parts.mkdir(parents=True, exist_ok=True)
     if not (man_path.exists() and has_results):
         atomic_write_bytes(man_path, json.dumps(manifest, indent=2).encode())
-    todo = [it for it in items if not (parts / it.part_name).exists()]
+    todo = [it for it in items if not _part_done(parts / it.part_name)]
     skipped = len(items) - len(todo)
     if executor == "serial":
         stream = _run_serial(todo, evaluate)
@@ -468,6 +474,46 @@ def run_sweep(
 
     table = merge_parts(out, [it.part_name for it in items])
     return SweepResult(table, out, len(items), len(todo), skipped)
+
+
+def _check_out_dir(out: Path, manifest: Path) -> None:
+    """A sweep writes into a new or empty folder, or resumes one holding its manifest:
+    never into a file, nor over a folder of other files."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(out, "is a file: a sweep writes into a folder (--out)")
+    if out.is_dir() and not manifest.exists():
+        others = [p.name for p in out.iterdir() if not (p.name == "parts" and p.is_dir())]
+        if others or any((out / "parts").glob("*")):
+            shown = ", ".join(sorted(others)[:5]) or "parts/"
+            raise ConfigError(
+                out,
+                f"holds files but no sweep (no manifest.json: {shown}); a sweep writes "
+                "results.csv, results.parquet, report.html and figures/ there: use a new "
+                "or empty folder",
+            )
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(path, f"cannot read {what} ({exc}); delete it to start over") from None
+
+
+def _part_done(path: Path) -> bool:
+    """Whether a finished item's part file is there and reads as rows; a damaged one
+    (a partial copy, a full disk) is reported and its item run again."""
+    if not path.exists():
+        return False
+    try:
+        rows = json.loads(path.read_bytes())
+        if isinstance(rows, list) and all(isinstance(r, dict) for r in rows):
+            return True
+        why = "not a list of rows"
+    except (OSError, ValueError) as exc:
+        why = str(exc)
+    warnings.warn(f"{path}: unreadable part ({why}): its item runs again", MdmWarning, stacklevel=2)
+    return False
 
 
 def _scalar(value: Any) -> Any:

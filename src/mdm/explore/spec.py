@@ -18,7 +18,8 @@ lists (advanced together, all of the same length), workloads and models::
 Points are ``deltas x grid x zip`` (a missing part contributes one empty entry).
 Later parts override earlier ones on the same field. Relative trace paths are
 resolved against the spec file's folder. A point's id is a hash of its complete
-update dict, so ids are stable when the spec is edited (resume keeps finished points).
+update dict, so a point has the same id in any spec; a sweep folder resumes only the
+spec that started it (:func:`mdm.explore.runner.run_sweep`).
 
 ``cache_timing``: ``base`` (default) simulates each point's caches with the base
 preset's :data:`mdm.memory.TIMING_FIELDS` (clocks, latencies, bandwidths;
