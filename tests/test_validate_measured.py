@@ -557,6 +557,16 @@ def test_accelsim_logs_as_measured_runs(reference_dir: Path, tmp_path: Path) -> 
     # a trace found nowhere names the log and the -trace line
     with pytest.raises(ConfigError, match=r"line \d+: trace traces/.* not found under"):
         logs_to_measured(logs[:1], traces_root=tmp_path)
+    # a killed run's log stops after its last finished kernel: refused, not scored whole
+    import lzma
+
+    with lzma.open(reference_dir / "logs" / "pchase__mdm_pascal__baseline.log.xz", "rt") as f:
+        text = f.read()
+    killed = tmp_path / "killed.log"
+    killed.write_text(text[: text.rindex("kernel_name")])  # stops before the last kernel
+    for per_kernel in (False, True):
+        with pytest.raises(ConfigError, match=r"3 kernel statistics blocks .* 4 kernels"):
+            logs_to_measured([killed], traces_root=reference_dir, per_kernel=per_kernel)
 
 
 def test_accelsim_logs_per_kernel_miss_rates(reference_dir: Path, tmp_path: Path) -> None:

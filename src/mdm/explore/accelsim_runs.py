@@ -133,17 +133,17 @@ def logs_to_measured(
             "class": klass,
         }
         stem = log_stem(log)
-        if not per_kernel:
-            rates = miss_rates(parsed.kernels[-1].stats)
-            rows.append({"run_id": stem, **base, "cycles": parsed.tot_sim_cycle, **rates})
-            continue
         n = open_trace(trace, lazy=True).n_kernels
-        if len(parsed.kernels) != n:
+        if len(parsed.kernels) != n:  # a killed or unfinished run's log stops short
             raise ConfigError(
                 log,
                 f"{len(parsed.kernels)} kernel statistics blocks but the trace {trace} has "
                 f"{n} kernels; expected a complete run of that trace",
             )
+        if not per_kernel:
+            rates = miss_rates(parsed.kernels[-1].stats)
+            rows.append({"run_id": stem, **base, "cycles": parsed.tot_sim_cycle, **rates})
+            continue
         per = kernel_miss_rates(parsed)
         for k, (cycles, rates) in enumerate(zip(parsed.kernel_cycles, per, strict=True)):
             rows.append({"run_id": f"{stem}__k{k}", **base, "kernel": k, "cycles": cycles, **rates})
