@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -36,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from mdm._atomic import atomic_write_bytes
+from mdm._atomic import atomic_file, atomic_write_bytes
 from mdm.errors import ConfigError, MdmError, MdmWarning
 from mdm.explore.spec import Point, SweepSpec, WorkloadSpec, expand_points
 
@@ -277,18 +275,11 @@ def plan(
 # ---------------------------------------------------------------- I/O helpers
 def atomic_write_table(df: pd.DataFrame, path: Path) -> None:
     """Write a DataFrame as Parquet or CSV (by suffix) atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_file(path) as tmp:
         if path.suffix == ".parquet":
             df.to_parquet(tmp, index=False)
         else:
             df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------- executors

@@ -1,0 +1,37 @@
+"""Atomic writes (``mdm._atomic``): all or nothing, with a plain file's permissions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mdm._atomic import atomic_dir, atomic_file, atomic_write_bytes
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_written_files_and_folders_get_the_umasks_permissions(mask: int, tmp_path: Path) -> None:
+    """As ``open`` and ``mkdir`` would make them (0666 / 0777 less the umask), not the
+    temp file's 0600 and temp folder's 0700."""
+    old = os.umask(mask)
+    try:
+        atomic_write_bytes(tmp_path / "a.csv", b"x")
+        with atomic_dir(tmp_path / "d") as d:
+            (d / "f").write_text("y")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o666 & ~mask
+    assert (tmp_path / "d").stat().st_mode & 0o777 == 0o777 & ~mask
+    assert os.umask(old) == old  # reading the umask left it as it was
+    os.umask(old)
+
+
+def test_an_error_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "r.json"
+    atomic_write_bytes(target, b"old")
+    with pytest.raises(RuntimeError), atomic_file(target) as tmp:
+        tmp.write_bytes(b"half")
+        raise RuntimeError("killed")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
