@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import os
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,6 +210,24 @@ def test_convert_replaces_a_trace_but_not_other_files(on_disk: Path, tmp_path: P
     r = runner.invoke(cli, ["trace", "convert", str(on_disk), str(other)])
     assert r.exit_code == 1 and "holds files but no trace" in r.output
     assert [p.name for p in other.iterdir()] == ["keep.txt"]
+    # a trace with a file of the user's beside it is not replaced, nor is the input
+    (out / "summary.json").write_text("{}")
+    before = sorted((p.name, p.stat().st_size) for p in out.iterdir())
+    r = runner.invoke(cli, ["trace", "convert", str(on_disk), str(out)])
+    assert r.exit_code == 1 and "other files (summary.json)" in r.output
+    (out / "summary.json").unlink()
+    for src in (out, out / "kernelslist.g"):
+        r = runner.invoke(cli, ["trace", "convert", str(src), str(out)])
+        assert r.exit_code == 1 and "is the input trace's folder" in r.output
+    assert sorted((p.name, p.stat().st_size) for p in out.iterdir()) == before[:-1]
+    # what is written gets a plain file's permissions (the umask's), not a temp's 0700
+    mask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh"
+        assert runner.invoke(cli, ["trace", "convert", str(on_disk), str(fresh)]).exit_code == 0
+        assert fresh.stat().st_mode & 0o777 == 0o755
+    finally:
+        os.umask(mask)
 
 
 def test_on_kernel_reports_each_kernel_in_order(on_disk: Path) -> None:

@@ -104,25 +104,37 @@ def _kernel_table(per: list[dict[str, Any]], most: int) -> None:
     print_table(table)
 
 
+_TRACE_FILES = (".traceg", ".traceg.xz", ".traceg.gz")
+
+
 def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
     """Write ``app_trace`` (read one kernel at a time when lazy) to ``out`` atomically:
     into a temp folder beside it that replaces ``out`` only once every kernel is
     written, so a malformed kernel half-way leaves no partial trace behind. An existing
-    ``out`` is replaced only when it is empty or holds a trace."""
+    ``out`` is replaced only when it is empty, a store, or an Accel-Sim trace folder with
+    nothing else in it (``kernelslist.g`` and ``*.traceg[.xz|.gz]``)."""
     from mdm._atomic import atomic_dir
     from mdm.traces import save_store, write_app
     from mdm.traces.store import is_store
 
     if fmt not in ("store", "accelsim"):
         raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
-    if (
-        out.is_dir()
-        and any(out.iterdir())
-        and not ((out / "kernelslist.g").is_file() or is_store(out))
-    ):
-        raise ConfigError(
-            None, f"{out} holds files but no trace; give a new or empty folder (it is replaced)"
+    if out.is_dir() and any(out.iterdir()) and not is_store(out):
+        if not (out / "kernelslist.g").is_file():
+            raise ConfigError(
+                None, f"{out} holds files but no trace; give a new or empty folder (it is replaced)"
+            )
+        others = sorted(
+            p.name
+            for p in out.iterdir()
+            if p.name != "kernelslist.g" and not p.name.endswith(_TRACE_FILES)
         )
+        if others:
+            raise ConfigError(
+                None,
+                f"{out} holds a trace and other files ({', '.join(others[:5])}), which "
+                "replacing it would delete; give a new or empty folder",
+            )
     with atomic_dir(out) as tmp:
         if fmt == "store":
             save_store(app_trace, tmp)
@@ -152,6 +164,9 @@ def convert(
         if compress not in (None, "xz", "gz"):
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
+        src_dir = src if src.is_dir() else src.parent
+        if src.exists() and out.resolve() == src_dir.resolve():
+            raise ConfigError(None, f"{out} is the input trace's folder: write to another one")
         written = _write(_open(src, allow_unknown), out, kind, compress)
         typer.echo(f"wrote {kind} trace {written}")
 
