@@ -81,3 +81,32 @@ def test_config_in_another_format_names_it(
     with pytest.raises(ConfigError) as err:
         load_gpu(str(path))
     assert "reads as" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("dup.yaml", "base: mdm_pascal\nn_sm: 14\nn_sm: 80\n", "'n_sm' a second time"),
+        (
+            "dup.json",
+            '{"base": "mdm_pascal", "l1": {"ways": 4, "ways": 8}}',
+            "'ways' is given twice",
+        ),
+        ("empty.yaml", "", "the file is empty"),
+        ("empty.toml", "\n", "the file is empty"),
+        ("comma.json", '{"base": "mdm_pascal",}', "invalid JSON"),
+    ],
+)
+def test_duplicate_keys_and_empty_files_are_errors(
+    name: str, text: str, error: str, tmp_path: Path
+) -> None:
+    """A key given twice (PyYAML and json keep the last one silently; TOML refuses it
+    already) and an empty file are errors naming the file; no format hint is offered for
+    an empty file (TOML reads it as an empty table) nor YAML for a JSON typo."""
+    from mdm.config import load_gpu
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=error) as err:
+        load_gpu(str(path))
+    assert str(err.value).startswith(str(path)) and "reads as" not in str(err.value)

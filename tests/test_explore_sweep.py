@@ -539,3 +539,15 @@ def test_damaged_parts_run_again_and_a_changed_spec_names_what_differs(
     (tmp_path / "manifest.json").write_text("")
     with pytest.raises(ConfigError, match=r"manifest\.json: cannot read a sweep's manifest"):
         run_sweep(spec, tmp_path, **kw)
+
+
+def test_spec_with_a_key_given_twice_is_an_error(tmp_path: Path) -> None:
+    """PyYAML keeps the last of two equal keys; a spec that gives one twice (two grids
+    over n_sm) is refused with both lines, not run over the second alone."""
+    spec = tmp_path / "dup.yaml"
+    spec.write_text("grid: {n_sm: [14], n_sm: [28]}\nworkloads: [{name: vecadd}]\n")
+    with pytest.raises(ConfigError, match=r"(?s)dup\.yaml: cannot parse spec: .*'n_sm' a second"):
+        load_spec(spec)
+    spec.write_text("grid:\n  n_sm: [14]\nworkloads: [{name: vecadd}]\ngrid:\n  n_sm: [28]\n")
+    with pytest.raises(ConfigError, match=r"'grid' a second time \(first on line 1\)"):
+        load_spec(spec)

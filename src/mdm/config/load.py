@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from mdm._yaml import DuplicateKeyError, json_loads, yaml_load
 from mdm.config.accelsim import LOG_SUFFIXES, import_accelsim, import_accelsim_log
 from mdm.config.gpu import GPUConfig, translate_validation_error
 from mdm.errors import ConfigError
@@ -160,16 +161,21 @@ def _read(
 
 _READERS: dict[str, tuple[str, Any]] = {
     ".toml": ("TOML", tomllib.loads),
-    ".yaml": ("YAML", yaml.safe_load),
-    ".json": ("JSON", json.loads),
+    ".yaml": ("YAML", yaml_load),
+    ".json": ("JSON", json_loads),
 }
 
 
 def _reads_as(text: str, fmt: str) -> str:
     """A hint naming the other format in which ``text`` is a mapping (e.g. ``mdm config
-    show``'s TOML saved as ``.yaml``), or ``""``."""
+    show``'s TOML saved as ``.yaml``), or ``""``. Not for an empty text (TOML reads it as
+    an empty table), nor YAML for a JSON file written as JSON (YAML reads JSON's typos,
+    such as a trailing comma, too)."""
+    if not text.strip():
+        return ""
+    json_like = text.lstrip().startswith(("{", "["))
     for other in (".json", ".toml", ".yaml"):  # strictest first: YAML reads JSON too
-        if other == fmt:
+        if other == fmt or (fmt == ".json" and other == ".yaml" and json_like):
             continue
         name, read = _READERS[other]
         try:
@@ -181,6 +187,8 @@ def _reads_as(text: str, fmt: str) -> str:
 
 
 def _parse(text: str, source: str, fmt: str) -> dict[str, Any]:
+    if not text.strip():
+        raise ConfigError(source, "the file is empty: expected configuration fields")
     try:
         data = _READERS[fmt][1](text)
     except tomllib.TOMLDecodeError as exc:
@@ -191,6 +199,8 @@ def _parse(text: str, source: str, fmt: str) -> dict[str, Any]:
         raise ConfigError(
             source, f"line {exc.lineno}: invalid JSON: {exc.msg}{_reads_as(text, fmt)}"
         ) from None
+    except DuplicateKeyError as exc:
+        raise ConfigError(source, f"invalid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(
             source,

@@ -52,6 +52,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from mdm._yaml import yaml_load
 from mdm.errors import ConfigError
 
 Scalar = int | float | str | bool
@@ -212,7 +213,7 @@ def load_spec(path: str | Path) -> SweepSpec:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            data = yaml.safe_load(text)
+            data = yaml_load(text)
         else:
             raise ConfigError(path, "sweep spec must end in .yaml, .yml or .toml")
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
