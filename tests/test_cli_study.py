@@ -47,6 +47,18 @@ def test_study_bad_workload_is_one_line_error(tmp_path: Path) -> None:
     )
     assert res.exit_code == 1
     assert "expected NAME:key=value" in res.output
+    # a workload or parameter the generators lack: one line, no pydantic traceback
+    for bad, why in (
+        ("stride:foo=1", "has no parameter 'foo'"),
+        ("nosuch", "unknown workload 'nosuch'"),
+        ("stride:gs=", "parameter gs must be a number"),
+    ):
+        res = CliRunner().invoke(app, ["study", "dvfs", "--out", str(tmp_path), "--workload", bad])
+        assert res.exit_code == 1, bad
+        assert res.output.startswith(f"error: --workload {bad!r}: ") and why in res.output
+        assert "Traceback" not in res.output and "pydantic" not in res.output
+    res = CliRunner().invoke(app, ["study", "dvfs", "--out", str(tmp_path), "--workers", "0"])
+    assert res.exit_code == 2 and "--workers" in res.output
 
 
 def test_study_cache_timing_base_shares_the_simulation(tmp_path: Path) -> None:

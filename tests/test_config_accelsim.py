@@ -550,6 +550,23 @@ def test_log_import_errors_and_load_gpu(tmp_path, reference_dir):
         import_accelsim_log(tmp_path / "bad.log")
     with pytest.raises(ConfigError, match="Accel-Sim log not found"):
         import_accelsim_log(tmp_path / "missing.log.xz")
+    # a truncated or corrupt compressed log names itself and the last line read
+    import gzip
+
+    from mdm.errors import TraceFormatError
+    from mdm.explore.accelsim_log import parse_log
+
+    text = "\n".join(head) + "\n"
+    cut = {
+        "cut.log.xz": lzma.compress(text.encode())[:3000],
+        "cut.log.gz": gzip.compress(text.encode())[:3000],
+        "noise.log.xz": bytes(range(256)) * 12,
+    }
+    for name, data in cut.items():
+        (tmp_path / name).write_bytes(data)
+        for read in (load_gpu, parse_log):
+            with pytest.raises(TraceFormatError, match=rf"{name}(:\d+)?: cannot decompress"):
+                read(tmp_path / name)
 
 
 def _chase_latencies(reference_dir: Path) -> dict[str, list[float]]:

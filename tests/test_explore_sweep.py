@@ -231,6 +231,22 @@ def test_process_pool_and_dask_match_serial(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(dk, ref)
 
 
+def test_scheduler_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler address nobody answers is a ConfigError naming it (dask raises
+    OSError after its connect timeout; faked here), and --scheduler without the dask
+    executor is refused rather than ignored."""
+    import dask.distributed
+
+    def unreachable(address: str) -> None:
+        raise OSError(f"Timed out trying to connect to {address} after 30 s")
+
+    monkeypatch.setattr(dask.distributed, "Client", unreachable)
+    with pytest.raises(ConfigError, match=r"--scheduler tcp://127\.0\.0\.1:1: no dask sch"):
+        _run(tmp_path / "a", executor="dask", scheduler="tcp://127.0.0.1:1")
+    with pytest.raises(ConfigError, match="--scheduler is for --executor dask, not 'local'"):
+        _run(tmp_path / "b", executor="local", scheduler="tcp://127.0.0.1:1")
+
+
 @pytest.mark.parametrize("path", sorted((Path(__file__).parents[1] / "examples").glob("*.*ml")))
 def test_example_specs_are_valid(path: Path) -> None:
     spec = load_spec(path)

@@ -178,6 +178,14 @@ def test_unknown_run_and_bad_table(reference_dir: Path, tmp_path: Path) -> None:
     pd.DataFrame({"workload": ["x"]}).to_csv(p, index=False)
     with pytest.raises(ConfigError, match="results.csv.*lacks"):
         load_results(p)
+    # empty, header-only and absent tables: errors naming the file, not pandas' own
+    header = (reference_dir / "results.csv").read_text().splitlines()[0]
+    for text, why in (("", "is empty"), (header + "\n", "has no data rows")):
+        p.write_text(text)
+        with pytest.raises(ConfigError, match=f"results.csv: results table {why}"):
+            load_results(p)
+    with pytest.raises(ConfigError, match="missing.csv: results table not found"):
+        load_results(tmp_path / "missing.csv")
 
 
 def test_unmodelled_run_is_skipped_with_reason(reference_dir: Path) -> None:

@@ -25,6 +25,8 @@ _TIMING = typer.Option(
 
 
 def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
+    from pydantic import ValidationError
+
     from mdm.explore.spec import WorkloadSpec
 
     wls = []
@@ -36,7 +38,11 @@ def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
             if not sep:
                 raise ConfigError(None, f"--workload {n!r}: expected NAME:key=value,...")
             params[k] = float(v) if "." in v else int(v) if v.lstrip("-").isdigit() else v
-        wls.append(WorkloadSpec(name=name, params=params, label=n))
+        try:
+            wls.append(WorkloadSpec(name=name, params=params, label=n))
+        except ValidationError as exc:
+            why = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
+            raise ConfigError(None, f"--workload {n!r}: {why}") from None
     wls += [WorkloadSpec(trace=str(t.resolve())) for t in traces or []]
     return {"workloads": wls} if wls else {}
 
@@ -60,7 +66,7 @@ def _study_command(command: str, func: str, doc: str) -> None:
         trace: list[Path] = _TR,
         model: list[str] = _MODELS,
         preset: str = "mdm_pascal",
-        workers: int = typer.Option(None),
+        workers: int = typer.Option(None, min=1, help="process-pool size (default: all cores)"),
         cache_timing: str = _TIMING,
     ) -> None:
         with cli_errors():
@@ -90,7 +96,7 @@ def streaming_l1(
     model: list[str] = _MODELS,
     preset: str = "mdm_pascal",
     mshr: int = typer.Option(4096, help="streaming MSHRs"),
-    workers: int = typer.Option(None),
+    workers: int = typer.Option(None, min=1, help="process-pool size (default: all cores)"),
 ) -> None:
     """Classic vs streaming L1 (Fig. 15)."""
     with cli_errors():

@@ -16,7 +16,7 @@ def sweep(
     ),
     executor: str = typer.Option("local", help="local (process pool), dask or serial"),
     scheduler: str = typer.Option(None, help="dask.distributed scheduler address"),
-    workers: int = typer.Option(None, help="local process-pool size (default: all cores)"),
+    workers: int = typer.Option(None, min=1, help="local process-pool size (default: all cores)"),
     report: bool = typer.Option(True, help="write figures and report.html"),
     cache_timing: str = typer.Option(
         None,

@@ -32,7 +32,7 @@ def validate(
     out: Path = typer.Option(None, "--out", help="write tables, figures and report.html here"),
     json_: bool = typer.Option(False, "--json", help="print the summary as JSON"),
     run: list[str] = typer.Option(None, "--run", help="only these run ids (--reference)"),
-    workers: int = typer.Option(2, help="processes (one workload or trace per task)"),
+    workers: int = typer.Option(2, min=1, help="processes (one workload or trace per task)"),
 ) -> None:
     """Per-run IPC error (paper 001 eq. 11), per-class/GPU means, sweep Spearman correlations."""
     with cli_errors():

@@ -133,12 +133,15 @@ import math
 import re
 import shlex
 import warnings
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from mdm.config.gpu import GPUConfig, translate_validation_error
-from mdm.errors import ConfigError, MdmWarning
+from mdm.errors import ConfigError, MdmWarning, TraceFormatError
 
 __all__ = [
     "CacheSpec",
@@ -564,13 +567,29 @@ LOG_SUFFIXES = (".log", ".log.xz", ".log.gz")
 _DUMPED = re.compile(r"^(-[A-Za-z_][\w:]*)\s+([^#]*?)\s*(?:#.*)?$")
 
 
-def open_text(path: Path) -> IO[str]:
-    """A text file, plain or compressed (``.xz``, ``.gz``), undecodable bytes replaced."""
+@contextmanager
+def open_text(path: Path) -> Iterator[Iterator[str]]:
+    """The lines of a text file, plain or compressed (``.xz``, ``.gz``), undecodable
+    bytes replaced; a truncated or corrupt compressed file raises
+    :class:`TraceFormatError` ("cannot decompress") naming it and the last line read."""
+    fh: IO[str]
     if path.suffix == ".xz":
-        return lzma.open(path, "rt", errors="replace")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", errors="replace")
-    return open(path, errors="replace")
+        fh = lzma.open(path, "rt", errors="replace")
+    elif path.suffix == ".gz":
+        fh = gzip.open(path, "rt", errors="replace")
+    else:
+        fh = open(path, errors="replace")
+
+    def lines() -> Iterator[str]:
+        n = 0
+        try:
+            for n, line in enumerate(fh, 1):  # noqa: B007 (n: the last line read)
+                yield line
+        except (lzma.LZMAError, zlib.error, EOFError, OSError) as exc:
+            raise TraceFormatError(path, n or None, f"cannot decompress: {exc}") from None
+
+    with fh:
+        yield lines()
 
 
 def read_log_options(path: str | Path) -> dict[str, tuple[str, int]]:

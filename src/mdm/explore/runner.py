@@ -343,7 +343,12 @@ def _run_dask(
     from dask.distributed import Client, as_completed
 
     own = not hasattr(scheduler, "submit")
-    client = Client(scheduler) if own else scheduler
+    try:
+        client = Client(scheduler) if own else scheduler
+    except OSError as exc:
+        raise ConfigError(
+            None, f"--scheduler {scheduler}: no dask scheduler there ({exc})"
+        ) from None
     try:
         futs = {client.submit(_safe_eval, evaluate, it, pure=False): it for it in items}
         for fut in as_completed(list(futs)):
@@ -397,6 +402,8 @@ def run_sweep(
     ``fork`` is fine when the parent has not run numba code (the tests' fakes).
     Writes ``parts/*.json``, then ``results.parquet`` and ``results.csv``.
     """
+    if scheduler is not None and executor != "dask":
+        raise ConfigError(None, f"--scheduler is for --executor dask, not {executor!r}")
     out = Path(out_dir)
     parts = out / "parts"
     man_path = out / "manifest.json"

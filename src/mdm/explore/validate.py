@@ -70,10 +70,21 @@ REQUIRED_COLUMNS = (
 def load_results(path: str | Path) -> pd.DataFrame:
     """Read a results table; ``extra_options`` and ``sweep_value`` kept as strings."""
     path = Path(path)
-    df = pd.read_csv(path, dtype={"sweep_value": str, "extra_options": str, "kernel_cycles": str})
+    if not path.is_file():
+        raise ConfigError(path, "results table not found (a reference folder holds results.csv)")
+    try:
+        df = pd.read_csv(
+            path, dtype={"sweep_value": str, "extra_options": str, "kernel_cycles": str}
+        )
+    except pd.errors.EmptyDataError:
+        raise ConfigError(path, "results table is empty: expected a header and runs") from None
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, f"cannot read the results table: {exc}") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ConfigError(path, f"results table lacks column(s) {missing}")
+    if not len(df):
+        raise ConfigError(path, "results table has no data rows")
     df["extra_options"] = df["extra_options"].fillna("")
     df["sweep_value"] = df["sweep_value"].fillna("")
     bad = df.index[(df["gpu_tot_sim_cycle"] <= 0) | (df["warp_insts"] <= 0)]
