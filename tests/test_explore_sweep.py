@@ -567,3 +567,29 @@ def test_spec_with_a_key_given_twice_is_an_error(tmp_path: Path) -> None:
     spec.write_text("grid:\n  n_sm: [14]\nworkloads: [{name: vecadd}]\ngrid:\n  n_sm: [28]\n")
     with pytest.raises(ConfigError, match=r"'grid' a second time \(first on line 1\)"):
         load_spec(spec)
+
+
+def test_an_items_error_names_the_workload_and_its_points(tmp_path: Path) -> None:
+    """A kernel that does not fit at one point stops the sweep with the workload and
+    that point's swept values in the message (serially as in a pool), and the items
+    finished before it stay on disk for a resume."""
+    from mdm.errors import MdmError
+
+    def picky(item: WorkItem) -> list[dict[str, Any]]:
+        if item.gpus[0].n_sm == 28:
+            raise MdmError("a block of 1 threads does not fit on an SM")
+        return fake_evaluate(item)
+
+    spec = parse_spec({**SPEC, "deltas": {}, "grid": {"n_sm": [14, 28]}})
+    with pytest.raises(MdmError, match=r"stride\(gs=32\) at point 1 \(n_sm=28\): a block of"):
+        run_sweep(
+            spec,
+            tmp_path,
+            executor="serial",
+            evaluate=picky,
+            load_base=fake_base,
+            cache_key=fake_key,
+        )
+    assert len(list((tmp_path / "parts").glob("*.json"))) == 1
+    many = runner._points_text(expand_points(parse_spec(SPEC)))
+    assert many.startswith("points 0, 1, 2, ... (") and many.endswith("; and 9 more)")

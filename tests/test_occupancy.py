@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -125,3 +126,22 @@ def test_against_brute_force(threads, nregs, shmem, n_blocks):
     assert o.blocks_per_sm == expect
     assert o.warps_per_sm <= PASCAL.sm.max_warps
     assert (o.waves - 1) * expect * PASCAL.n_sm < n_blocks <= o.waves * expect * PASCAL.n_sm
+
+
+def test_a_kernel_that_does_not_fit_is_named() -> None:
+    """Through a trace's kernel, the error names the kernel (ID and name) before the
+    resources, so that one kernel of an application, or of a predict run, is found."""
+    from dataclasses import replace
+
+    from mdm.pipeline import predict_app
+    from mdm.profile.occupancy import kernel_occupancy
+    from mdm.traces.workloads import generate
+
+    app = generate("vecadd", ctas=4)
+    big = replace(app.kernels[0], shmem_bytes=PASCAL.sm.shared_mem_bytes + 1)
+    assert kernel_occupancy(PASCAL, app.kernels[0]).blocks_per_sm >= 1
+    want = rf"kernel {big.kernel_id} \({re.escape(big.name)}\): a block of .* does not fit"
+    with pytest.raises(MdmError, match=want):
+        kernel_occupancy(PASCAL, big)
+    with pytest.raises(MdmError, match=want):
+        predict_app(replace(app, commands=[big]), PASCAL, ["mdm"])

@@ -397,16 +397,9 @@ def _occupancy(
     1-block kernel runs 1 block, not 32). ``W = blocks_per_sm * warps_per_block``.
     ``limit``: the limiting resource, or ``"grid"`` in the second case.
     """
-    from mdm.profile.occupancy import occupancy
+    from mdm.profile.occupancy import kernel_occupancy
 
-    occ = occupancy(
-        gpu,
-        k.threads_per_block,
-        k.nregs,
-        k.shmem_bytes,
-        k.n_blocks,
-        nregs_policy=nregs_policy,  # type: ignore[arg-type]
-    )
+    occ = kernel_occupancy(gpu, k, nregs_policy)  # type: ignore[arg-type]
     sms = int(occ.active_sms)
     bps = min(int(occ.blocks_per_sm), -(-k.n_blocks // sms))
     limit = "grid" if bps < occ.blocks_per_sm else occ.limiting

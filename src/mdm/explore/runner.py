@@ -288,19 +288,31 @@ class WorkerError(MdmError):
 
 
 def _safe_eval(evaluate: Evaluate, item: WorkItem) -> list[Row]:
-    """Run ``evaluate`` in a worker; MdmError subclasses with custom constructors do not
-    unpickle, so they travel as :class:`WorkerError` with the same message."""
+    """Run ``evaluate`` (in a worker, or serially); MdmError subclasses with custom
+    constructors do not unpickle, so they travel as :class:`WorkerError` with the same
+    message, after the workload and the points (a kernel that does not fit on one point's
+    SM names that point)."""
     try:
         return evaluate(item)
     except MdmError as exc:
-        raise WorkerError(f"{item.workload.key}: {exc}") from None
+        raise WorkerError(f"{item.workload.key} at {_points_text(item.points)}: {exc}") from None
+
+
+def _points_text(points: Sequence[Point], most: int = 3) -> str:
+    """``point 3 (n_sm=14, l1.mshr_entries=32)`` or ``points 3, 7 (...; ...)``."""
+    shown = [
+        ", ".join(f"{k}={v}" for k, v in p.updates.items()) or "the base" for p in points[:most]
+    ]
+    more = f"; and {len(points) - most} more" if len(points) > most else ""
+    ids = ", ".join(str(p.index) for p in points[:most]) + (", ..." if more else "")
+    return f"point{'s' if len(points) > 1 else ''} {ids} ({'; '.join(shown)}{more})"
 
 
 def _run_serial(
     items: Sequence[WorkItem], evaluate: Evaluate
 ) -> Iterable[tuple[WorkItem, list[Row]]]:
     for it in items:
-        yield it, evaluate(it)
+        yield it, _safe_eval(evaluate, it)
 
 
 def _run_pool(

@@ -35,22 +35,14 @@ import numpy as np
 from mdm._jit import njit
 from mdm.config.gpu import GPUConfig
 from mdm.memory._core import run_timed
-from mdm.profile.occupancy import occupancy
+from mdm.profile.occupancy import kernel_occupancy
 from mdm.traces.model import InstrClass, KernelTrace
 
 
 def resident_blocks(kernel: KernelTrace, gpu: GPUConfig) -> int:
     """Concurrent blocks per SM (:func:`mdm.profile.occupancy.occupancy`; register counts
     above the architectural maximum, garbage in some trace headers, are ignored)."""
-    occ = occupancy(
-        gpu,
-        kernel.threads_per_block,
-        kernel.nregs,
-        kernel.shmem_bytes,
-        max(kernel.n_blocks, 1),
-        nregs_policy="ignore",
-    )
-    return occ.blocks_per_sm
+    return kernel_occupancy(gpu, kernel, "ignore").blocks_per_sm
 
 
 _LD = int(InstrClass.LD_GLOBAL)

@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from mdm.config.gpu import GPUConfig
 from mdm.errors import MdmError
+
+if TYPE_CHECKING:
+    from mdm.traces.model import KernelTrace
 
 __all__ = ["MAX_REGS_PER_THREAD", "Occupancy", "occupancy"]
 
@@ -130,3 +133,23 @@ def occupancy(
         fractional_waves=n_blocks / per_wave,
         nregs_used=nregs,
     )
+
+
+def kernel_occupancy(
+    gpu: GPUConfig,
+    kernel: KernelTrace,
+    nregs_policy: Literal["error", "clamp", "ignore"] = "error",
+) -> Occupancy:
+    """:func:`occupancy` of a traced kernel launch (its block size, registers, shared
+    memory and grid); an error names the kernel (ID and name) before its reason."""
+    try:
+        return occupancy(
+            gpu,
+            kernel.threads_per_block,
+            kernel.nregs,
+            kernel.shmem_bytes,
+            max(kernel.n_blocks, 1),
+            nregs_policy=nregs_policy,
+        )
+    except MdmError as exc:
+        raise MdmError(f"kernel {kernel.kernel_id} ({kernel.name}): {exc}") from None
