@@ -284,6 +284,17 @@ def test_kernelslist_memcpy_and_compressed_fallback(tmp_path: Path) -> None:
     assert app.kernels[0].kernel_id == 7
 
 
+@pytest.mark.parametrize("suffix", ["", ".xz"])
+def test_a_byte_order_mark_is_dropped(tmp_path: Path, suffix: str) -> None:
+    """A UTF-8 byte-order mark (written by some Windows editors) before a kernel trace's
+    first header line, or a kernelslist.g's first line, reads as if absent."""
+    plain = read_kernel(_write(tmp_path, _golden_text(), "plain.traceg"))
+    _write(tmp_path, "\ufeff" + _golden_text(), "kernel-7.traceg" + suffix)
+    (tmp_path / "kernelslist.g").write_text("\ufeffkernel-7.traceg" + suffix + "\n")
+    app = read_app(tmp_path)
+    assert len(app.kernels) == 1 and app.kernels[0].equals(plain)
+
+
 # --------------------------------------------------------------- bad input
 def _err(tmp_path: Path, text: str) -> TraceFormatError:
     p = _write(tmp_path, text, "bad.traceg")

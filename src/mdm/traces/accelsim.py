@@ -322,6 +322,7 @@ def read_kernel(
             first = f.read(max(chunk_bytes, 1 << 16))
         except (lzma.LZMAError, zlib.error, EOFError, OSError) as exc:
             raise TraceFormatError(path, None, f"cannot decompress: {exc}") from None
+        first = first.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark (some editors)
         fields, body_off, body_line = _split_header(path, first)
         hdr = _kernel_header(path, fields, body_line)
         grid, block = hdr.grid, hdr.block
@@ -464,7 +465,7 @@ def _read_listing(path: str | Path) -> tuple[Path, list[Memcpy | Path]]:
     listfile = kernelslist_path(path)
     entries: list[Memcpy | Path] = []
     try:
-        text = listfile.read_text(encoding="utf-8")
+        text = listfile.read_text(encoding="utf-8-sig")  # a byte-order mark is dropped
     except UnicodeDecodeError:
         raise TraceFormatError(listfile, None, "kernelslist.g is not UTF-8 text") from None
     for lineno, raw in enumerate(text.splitlines(), start=1):
