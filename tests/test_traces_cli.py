@@ -174,6 +174,11 @@ def test_unknown_opcode_cli(tmp_path: Path, pytorch_pow_dir: Path) -> None:
     _fails(["trace", "info", str(tmp_path / "x")], "FROB", ".traceg:")
     st = json.loads(_ok(["trace", "info", "--json", "--allow-unknown", str(tmp_path / "x")]))
     assert st["mix"]["unknown"] == int((k.opcode == k.opcodes.index("FROB")).sum())
+    # the error's advice is an option of the commands that read traces
+    for cmd in (["predict", "--model", "roofline"], ["cachesim"]):
+        args = [*cmd, str(tmp_path / "x"), "--gpu", "mdm_pascal", "--json"]
+        _fails(args, "FROB", "--allow-unknown")
+        assert json.loads(_ok([*args, "--allow-unknown"]))
 
 
 def test_divergent_loads_function(pytorch_pow_dir: Path) -> None:

@@ -16,12 +16,14 @@ import typer
 
 from mdm.cli.common import (
     GPU_HELP,
+    AllowUnknownOption,
     SetOption,
     cli_errors,
     compile_note,
     echo_json,
     kernel_progress,
     load_gpu_set,
+    open_app,
     print_table,
     short_name,
 )
@@ -152,6 +154,7 @@ def cachesim(
         int, typer.Option("--kernels", min=0, help="Kernels listed one per row (--json: all).")
     ] = 20,
     settings: SetOption = None,
+    allow_unknown: AllowUnknownOption = False,
 ) -> None:
     """Simulate the L1s and the L2 for every kernel of TRACE; DRAM counts in atoms.
 
@@ -160,11 +163,10 @@ def cachesim(
         from mdm.memory import AppSimulator, CacheSimResult
         from mdm.memory.cachesim import compile_in_background
         from mdm.memory.stats import pc_rows, warp_rows
-        from mdm.traces.workloads import load_trace
 
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
-        app = load_trace(trace, lazy=True)  # one kernel in memory at a time
+        app = open_app(trace, allow_unknown)  # one kernel in memory at a time
         compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         picker = WarpPicker(list(warp or []))
         sim = AppSimulator(cfg)

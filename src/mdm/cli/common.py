@@ -25,6 +25,26 @@ SetOption = Annotated[
 ]
 
 
+#: ``--allow-unknown``: opcodes missing from the SASS table count as ``UNKNOWN``.
+AllowUnknownOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unknown",
+        help="count opcodes missing from the SASS table of the trace's binary version as "
+        "UNKNOWN (else an error naming them)",
+    ),
+]
+
+
+def open_app(spec: str, allow_unknown: bool = False) -> Any:
+    """The trace at ``spec``, one kernel at a time, or a ``builtin:`` workload generated
+    in memory (:func:`mdm.traces.workloads.load_trace`)."""
+    from mdm.traces.workloads import load_trace
+
+    kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
+    return load_trace(spec, lazy=True, **kw)
+
+
 def load_gpu_set(gpu: str, settings: list[str] | None) -> Any:
     """The :class:`~mdm.config.GPUConfig` of ``--gpu`` with the ``--set`` items applied
     (:func:`mdm.config.apply_settings`)."""

@@ -21,12 +21,14 @@ import typer
 
 from mdm.cli.common import (
     GPU_HELP,
+    AllowUnknownOption,
     SetOption,
     cli_errors,
     compile_note,
     echo_json,
     kernel_progress,
     load_gpu_set,
+    open_app,
     print_table,
     short_name,
 )
@@ -154,6 +156,7 @@ def predict(
         ),
     ] = 20,
     settings: SetOption = None,
+    allow_unknown: AllowUnknownOption = False,
 ) -> None:
     """Predict cycles, IPC, CPI stack and MD-interval share (eq. 2) per kernel and in total.
 
@@ -172,7 +175,7 @@ def predict(
             raise ConfigError(None, f"unknown model(s) {unknown}; known: {', '.join(known)}")
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
-        app = load_trace(trace, lazy=True)  # one kernel in memory at a time
+        app = open_app(trace, allow_unknown)  # one kernel in memory at a time
         compile_in_background(cfg)  # while the trace is read, profiled and coalesced
         with kernel_progress(app.n_kernels, f"predict {app.name}") as done:
             pred = predict_app(app, cfg, names, on_kernel=done)

@@ -7,7 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from mdm.cli.common import cli_errors, echo_json, print_table, short_name
+from mdm.cli.common import (
+    AllowUnknownOption,
+    cli_errors,
+    echo_json,
+    open_app,
+    print_table,
+    short_name,
+)
 from mdm.errors import ConfigError
 
 app = typer.Typer(
@@ -15,15 +22,6 @@ app = typer.Typer(
     help="Inspect, generate and convert kernel traces.",
     no_args_is_help=True,
 )
-
-
-def _open(path: Path, allow_unknown: bool) -> Any:
-    """The trace at ``path``, one kernel at a time, or a ``builtin:`` workload spec
-    generated in memory (:func:`~mdm.traces.workloads.load_trace`, as ``mdm predict``)."""
-    from mdm.traces.workloads import load_trace
-
-    kw: dict[str, Any] = {"allow_unknown": True} if allow_unknown else {}
-    return load_trace(str(path), lazy=True, **kw)
 
 
 @app.command()
@@ -35,9 +33,7 @@ def info(
         ),
     ],
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    allow_unknown: Annotated[
-        bool, typer.Option("--allow-unknown", help="Count unknown opcodes as 'unknown'.")
-    ] = False,
+    allow_unknown: AllowUnknownOption = False,
     kernels: Annotated[
         int, typer.Option("--kernels", min=0, help="Kernels listed one per row (--json: all).")
     ] = 20,
@@ -51,7 +47,7 @@ def info(
     with cli_errors():
         from mdm.traces.stats import app_stats
 
-        st = app_stats(_open(path, allow_unknown))  # one kernel in memory at a time
+        st = app_stats(open_app(str(path), allow_unknown))  # one kernel in memory at a time
         if json_out:
             echo_json(st)
             return
@@ -155,7 +151,7 @@ def convert(
     compress: Annotated[
         str | None, typer.Option("--compress", help="xz or gz for Accel-Sim output")
     ] = None,
-    allow_unknown: Annotated[bool, typer.Option("--allow-unknown")] = False,
+    allow_unknown: AllowUnknownOption = False,
 ) -> None:
     """Convert between Accel-Sim traces and the compact store, one kernel at a time."""
     with cli_errors():
@@ -167,7 +163,7 @@ def convert(
         src_dir = src if src.is_dir() else src.parent
         if src.exists() and out.resolve() == src_dir.resolve():
             raise ConfigError(None, f"{out} is the input trace's folder: write to another one")
-        written = _write(_open(src, allow_unknown), out, kind, compress)
+        written = _write(open_app(str(src), allow_unknown), out, kind, compress)
         typer.echo(f"wrote {kind} trace {written}")
 
 

@@ -377,7 +377,8 @@ def read_kernel(
                                 body_line + int(state[P.S_LINES]),
                                 f"unknown SASS opcode {name!r} for binary version "
                                 f"{binary_version} ({fam} table); expected a documented "
-                                "opcode (allow_unknown counts it as UNKNOWN)",
+                                "opcode (--allow-unknown, or allow_unknown=True, counts it "
+                                "as UNKNOWN)",
                             )
                         cls = InstrClass.UNKNOWN
                     op_class.append(int(cls))
