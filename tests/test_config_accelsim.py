@@ -622,3 +622,22 @@ def test_pointer_chase_l1_kernel_cycles(reference_dir):
         row = res.kernels[(res.kernels["run_id"] == run) & (res.kernels["kernel"] == k)]
         assert len(row) == 1
         assert abs(float(row["error"].iloc[0])) < 0.08, run
+
+
+def test_a_misspelt_option_is_named_apart(reference_dir, tmp_path):
+    """An option name close to one the importer looks for and does not find is named
+    first in the warning, with the option it probably meant (GPGPU-Sim would refuse the
+    file; the importer would use the default); none in the reference configurations."""
+    src = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    good, warns = _import(src)
+    assert "misspelt" not in " ".join(str(w.message) for w in warns)
+    cfg = tmp_path / "gpgpusim.config"
+    text = src.read_text()
+    assert "\n-gpgpu_l1_latency " in text
+    cfg.write_text(text.replace("\n-gpgpu_l1_latency ", "\n-gpgpu_l1_latncy ", 1))
+    bad, warns = _import(cfg)
+    (msg,) = [str(w.message) for w in warns]
+    assert "-gpgpu_l1_latncy is no option mdm reads: misspelt -gpgpu_l1_latency?" in msg
+    assert bad.l1.hit_latency_cycles != good.l1.hit_latency_cycles  # the default was used
+    sm7, warns = _import(reference_dir / "configs" / "SM7_QV100")
+    assert "misspelt" not in " ".join(str(w.message) for w in warns)

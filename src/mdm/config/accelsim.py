@@ -677,8 +677,15 @@ def _import_options(
     left = set(opts) - r.used
     unmapped = sorted(left - NO_TIMING_EFFECT)
     inert = sorted(left & NO_TIMING_EFFECT)
+    typos = _misspelt(unmapped, r.used - set(opts))
     if unmapped or inert or r.notes or repeats:
-        parts = [f"{len(unmapped)} options not mapped: {' '.join(unmapped)}"] if unmapped else []
+        parts = [
+            f"{given} is no option mdm reads: misspelt {meant}? ({meant} is absent, so its "
+            "default is used)"
+            for given, meant in typos.items()
+        ]
+        if unmapped:
+            parts.append(f"{len(unmapped)} options not mapped: {' '.join(unmapped)}")
         if inert:
             parts.append(
                 f"{len(inert)} options without effect on a trace-driven run's timing "
@@ -690,6 +697,20 @@ def _import_options(
         return GPUConfig.model_validate(data)
     except Exception as exc:  # pydantic.ValidationError
         raise translate_validation_error(exc, path) from None
+
+
+def _misspelt(unmapped: list[str], absent: set[str]) -> dict[str, str]:
+    """Unmapped options that look like a misspelling of an option the importer looked
+    for and did not find (``-gpgpu_l1_latncy`` for an absent ``-gpgpu_l1_latency``):
+    GPGPU-Sim would refuse them, and the importer would use the default silently."""
+    import difflib
+
+    out = {}
+    for name in unmapped:
+        close = difflib.get_close_matches(name, sorted(absent), n=1, cutoff=0.85)
+        if close:
+            out[name] = close[0]
+    return out
 
 
 def _sm_queue_requests(r: _Reader, net: int, base_dir: Path | None) -> int | None:
