@@ -205,6 +205,23 @@ def test_unmodelled_run_is_skipped_with_reason(reference_dir: Path) -> None:
     assert set(res.runs["run_id"]) == set(RUNS) - {"gather__mdm_pascal__l1_mshr_32"}
 
 
+def test_runs_without_logs_are_reported(reference_dir: Path, tmp_path: Path) -> None:
+    """A reference folder without logs/ still validates, but says that those runs'
+    launch latencies come from the configuration files (the reference's came from the
+    command line) and get no per-kernel errors; with the logs nothing is said."""
+    import warnings
+
+    from mdm.errors import MdmWarning
+
+    for name in ("results.csv", "configs", "traces"):
+        (tmp_path / name).symlink_to(reference_dir / name)
+    with pytest.warns(MdmWarning, match=rf"logs: no log for {len(RUNS)} of {len(RUNS)} runs"):
+        validate(tmp_path, ["mdm"], RUNS, backend=fake_backend([]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MdmWarning)
+        validate(reference_dir, ["mdm"], RUNS, backend=fake_backend([]))
+
+
 def test_run_options_add_the_logged_launch_latencies(tmp_path: Path) -> None:
     """A run's log decides the launch latencies (set on the reference's command line, not
     in the table): its option dump's values follow the table's extra options."""
@@ -255,3 +272,18 @@ def test_kernel_table_carries_per_kernel_miss_rates(reference_dir: Path, tmp_pat
     assert list(pd.read_csv(tmp_path / "kernels.csv").columns)[-4:] == [
         "l1d_rd_miss_rate", "l2_miss_rate", "cachesim_l1_miss_rate", "cachesim_l2_miss_rate"
     ]  # fmt: skip
+
+
+def test_console_summary_leaves_out_classes_without_runs(reference_dir: Path) -> None:
+    """The one-line summary per model gives each class that has runs and no 'nan%':
+    with only a calibration run the MD/NMD mean is 'n/a'."""
+    from typer.testing import CliRunner
+
+    from mdm.cli.main import app
+
+    base = ["validate", "--reference", str(reference_dir), "--models", "mdm", "--workers", "1"]
+    calib = CliRunner().invoke(app, [*base, "--run", "pchase__mdm_pascal__baseline"])
+    assert calib.exit_code == 0, calib.output
+    line = next(x for x in calib.output.splitlines() if x.strip().startswith("mdm:"))
+    assert "nan" not in line and "n/a (no MD or NMD run) (calib " in line
+    assert "MD " not in line and "Spearman" not in line

@@ -57,11 +57,29 @@ def validate(
             return
         for m, s in res.summary["models"].items():
             if measured is None:
-                typer.echo(
-                    f"{m:>10}: mean |err| {s['mean_abs_error']:.1%} (MD "
-                    f"{s['mean_abs_error_md']:.1%}, NMD {s['mean_abs_error_nmd']:.1%}, calib "
-                    f"{s['mean_abs_error_calib']:.1%}), mean Spearman {s['mean_spearman']:.2f}, "
+                classes = ", ".join(
+                    f"{c} {s[k]:.1%}"
+                    for c, k in (
+                        ("MD", "mean_abs_error_md"),
+                        ("NMD", "mean_abs_error_nmd"),
+                        ("calib", "mean_abs_error_calib"),
+                    )
+                    if math.isfinite(s[k])  # a class without runs is left out
+                )
+                rest = [
+                    f"mean Spearman {s['mean_spearman']:.2f}"
+                    if math.isfinite(s["mean_spearman"])
+                    else "",
                     f"mean |speedup err| {s['mean_abs_speedup_error']:.1%}"
+                    if math.isfinite(s["mean_abs_speedup_error"])
+                    else "",
+                ]
+                mean = s["mean_abs_error"]  # over MD and NMD runs
+                typer.echo(
+                    f"{m:>10}: mean |err| "
+                    + (f"{mean:.1%}" if math.isfinite(mean) else "n/a (no MD or NMD run)")
+                    + f" ({classes})"
+                    + "".join(f", {x}" for x in rest if x)
                 )
             else:
                 parts = ", ".join(f"{c} {v:.1%}" for c, v in s["mean_abs_error_by_class"].items())

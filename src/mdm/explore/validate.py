@@ -38,6 +38,7 @@ time (:func:`mdm.pipeline.predict_app_configs`).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from mdm.errors import ConfigError, MdmError
+from mdm.errors import ConfigError, MdmError, MdmWarning
 from mdm.explore.accelsim_log import log_options, parse_log
 from mdm.explore.accelsim_runs import kernel_miss_rates
 from mdm.explore.runner import check_models, shared_cache_sim
@@ -245,8 +246,6 @@ def _run_gpus(ref: Path, table: pd.DataFrame) -> Iterator[Any]:
 def _import_run(
     be: dict[str, Callable[..., Any]], ref: Path, arch: str, extra: str, run_id: str = ""
 ) -> Any:
-    import warnings
-
     opts = run_options(ref, run_id, extra) if run_id else extra
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unmapped options: reported by the importer
@@ -349,6 +348,16 @@ def validate(
         if unknown:
             raise ConfigError(ref / "results.csv", f"unknown run id(s) {unknown}")
         table = table[table["run_id"].isin(run_ids)].reset_index(drop=True)
+    no_log = [r for r in table["run_id"] if not (ref / "logs" / f"{r}.log.xz").is_file()]
+    if no_log:
+        warnings.warn(
+            MdmWarning(
+                f"{ref / 'logs'}: no log for {len(no_log)} of {len(table)} runs (e.g. "
+                f"{no_log[0]}.log.xz): their {', '.join(LOGGED_OPTIONS)} come from the "
+                "configuration files, and they get no per-kernel errors"
+            ),
+            stacklevel=2,
+        )
     tasks = [
         RunTask(
             str(ref),
