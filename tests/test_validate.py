@@ -286,4 +286,4 @@ def test_console_summary_leaves_out_classes_without_runs(reference_dir: Path) ->
     assert calib.exit_code == 0, calib.output
     line = next(x for x in calib.output.splitlines() if x.strip().startswith("mdm:"))
     assert "nan" not in line and "n/a (no MD or NMD run) (calib " in line
-    assert "MD " not in line and "Spearman" not in line
+    assert "(MD " not in line and "NMD 0" not in line and "Spearman" not in line
