@@ -35,3 +35,12 @@ def test_an_error_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
         raise RuntimeError("killed")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_a_folder_at_the_target_is_named_before_writing(tmp_path: Path) -> None:
+    """``--out DIR`` where a file is expected: an error naming DIR (not the temp file
+    beside it, as os.replace's did), and nothing left behind."""
+    (tmp_path / "out").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"a folder is there.*'.*out'"):
+        atomic_write_bytes(tmp_path / "out", b"x")
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

@@ -130,6 +130,8 @@ def test_out_of_range_names_field(tmp_path):
 def test_loader_errors(tmp_path):
     with pytest.raises(ConfigError, match="unknown GPU preset.*mdm_pascal.*Accel-Sim log"):
         load_gpu("no_such_gpu")
+    with pytest.raises(ConfigError, match=r"no GPU given \(--gpu ''\)"):
+        load_gpu(" ")
     with pytest.raises(ConfigError, match="not found"):
         load_gpu(tmp_path / "missing.toml")
     # a base that does not resolve is named as the field of the file that gives it

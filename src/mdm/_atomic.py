@@ -5,6 +5,7 @@ for a folder, less the umask), not the temp file's private 0600."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -24,7 +25,10 @@ def _umask() -> int:
 @contextmanager
 def atomic_file(path: Path) -> Iterator[Path]:
     """A temp file beside ``path`` to write (by name); when the block ends without an
-    error it becomes ``path``, on an error it is deleted."""
+    error it becomes ``path``, on an error it is deleted. A folder at ``path`` is an
+    :class:`IsADirectoryError` naming it, before anything is written."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder is there, expected a file name", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)

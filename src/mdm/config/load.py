@@ -44,6 +44,8 @@ def load_gpu(preset_or_path: str | Path) -> GPUConfig:
     ``.log.xz``, ``.log.gz``) through :func:`mdm.config.accelsim.import_accelsim_log`
     (the configuration that run used, from its option dump).
     """
+    if not str(preset_or_path).strip():
+        raise ConfigError(None, "no GPU given (--gpu ''): expected a preset name or a file")
     path = Path(preset_or_path)
     if path.is_dir() or path.name == "gpgpusim.config" or path.suffix == ".config":
         return import_accelsim(path)
