@@ -593,3 +593,12 @@ def test_an_items_error_names_the_workload_and_its_points(tmp_path: Path) -> Non
     assert len(list((tmp_path / "parts").glob("*.json"))) == 1
     many = runner._points_text(expand_points(parse_spec(SPEC)))
     assert many.startswith("points 0, 1, 2, ... (") and many.endswith("; and 9 more)")
+
+
+def test_a_grid_value_twice_or_a_field_in_grid_and_zip_is_refused() -> None:
+    """``n_sm: [14, 28, 28.0]`` would run one point twice under two ids (duplicate rows),
+    and a field in both grid and zip would run zip's values only (grid's dropped)."""
+    with pytest.raises(ConfigError, match=r"grid field 'n_sm' lists 28\.0 twice"):
+        parse_spec({**SPEC, "grid": {"n_sm": [14, 28, 28.0]}})
+    with pytest.raises(ConfigError, match=r"\['n_sm'\] in both grid and zip"):
+        parse_spec({**SPEC, "grid": {"n_sm": [14, 28]}, "zip": {"n_sm": [56, 80]}})

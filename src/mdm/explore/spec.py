@@ -127,6 +127,15 @@ class SweepSpec(_Strict):
         for f, vals in self.grid.items():
             if not vals:
                 raise ValueError(f"grid field {f!r} has no values")
+            twice = [v for i, v in enumerate(vals) if v in vals[:i]]  # 28 == 28.0 too
+            if twice:
+                raise ValueError(f"grid field {f!r} lists {twice[0]!r} twice")
+        both = sorted(set(self.grid) & set(self.zip))
+        if both:
+            raise ValueError(
+                f"field(s) {both} in both grid and zip: zip's values would replace grid's "
+                "(give each field in one of them)"
+            )
         lengths = {f: len(v) for f, v in self.zip.items()}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"zip lists must have equal lengths, got {lengths}")
