@@ -31,6 +31,8 @@ def test_parse_builtin() -> None:
         parse_builtin("builtin:stride?seed=x")
     with pytest.raises(ConfigError, match="NAME"):
         parse_builtin("builtin:?gs=1")
+    with pytest.raises(ConfigError, match="parameter 'gs' given twice"):
+        parse_builtin("builtin:stride?gs=1&ctas=4&gs=2")
 
 
 def test_unknown_model_is_one_line_error() -> None:

@@ -156,7 +156,12 @@ def parse_builtin(spec: str) -> tuple[str, int, dict[str, Any]]:
     name, _, query = body.partition("?")
     if not name:
         raise ConfigError(None, f"{spec!r}: expected builtin:NAME?key=value&...")
-    params = {k: parse_param_value(v) for k, v in parse_qsl(query, keep_blank_values=True)}
+    pairs = parse_qsl(query, keep_blank_values=True)
+    keys = [k for k, _ in pairs]
+    twice = next((k for i, k in enumerate(keys) if k in keys[:i]), None)
+    if twice is not None:
+        raise ConfigError(None, f"{spec!r}: parameter {twice!r} given twice")
+    params = {k: parse_param_value(v) for k, v in pairs}
     seed = params.pop("seed", 0)
     if not isinstance(seed, int):
         raise ConfigError(None, f"{spec!r}: seed must be an integer, got {seed!r}")
