@@ -121,3 +121,7 @@ def test_sweep_error_about_a_point_names_the_spec_file(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "Traceback" not in res.output
     assert f"error: {spec}: sweep 'g1', point 0" in res.output.replace("\n", "")
     assert "l1.mshr_entriez" in res.output
+    spec.write_text("name: g1\nmodels: [mdm, MDMX]\nworkloads: [{name: stride}]\n")
+    res = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "o")])
+    out = res.output.replace("\n", "")
+    assert res.exit_code == 1 and f"error: {spec}: field models: unknown model(s) ['MDMX']" in out

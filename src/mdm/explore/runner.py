@@ -209,14 +209,15 @@ def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
 
 
 # ---------------------------------------------------------------- planning
-def check_models(models: Sequence[str], source: str | Path | None = None) -> None:
-    """Raise :class:`ConfigError` naming unknown model names (registry: ``MODELS``)."""
+def check_models(models: Sequence[str], where: str = "models") -> None:
+    """Raise :class:`ConfigError` naming unknown model names (registry: ``MODELS``);
+    ``where``: the option or spec field that gave them (the file is the caller's to add)."""
     from mdm.models.base import model_names
 
     known = model_names()
     unknown = [m for m in models if m not in known]
     if unknown:
-        raise ConfigError(source, f"field models: unknown model(s) {unknown}; known: {known}")
+        raise ConfigError(None, f"{where}: unknown model(s) {unknown}; known: {known}")
 
 
 def plan(
@@ -445,7 +446,7 @@ def run_sweep(
                 "a folder resumes only the spec that started it: use another --out or "
                 "delete the folder",
             )
-    check_models(spec.models, f"sweep {spec.name!r}")
+    check_models(spec.models, "field models")
     items = plan(spec, load_base, cache_key)  # validates every point before anything is written
     parts.mkdir(parents=True, exist_ok=True)
     if not (man_path.exists() and has_results):
