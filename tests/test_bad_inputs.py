@@ -167,7 +167,8 @@ def test_sweep_folder_takes_a_corrected_spec_and_missing_traces_fail_first(
     bad = parse_spec({"grid": {"l1.mshr_entriez": [32]}, "workloads": wl})
     with pytest.raises(ConfigError, match="l1.mshr_entriez"):
         run_sweep(bad, out, executor="serial")
-    assert not (out / "manifest.json").exists()  # nothing recorded for an invalid spec
+    assert not out.exists()  # nothing written for an invalid spec, not even the folder
+    out.mkdir()
     (out / "manifest.json").write_text(json.dumps({"spec": {"name": "other"}}))  # no results
     good = parse_spec({"grid": {"l1.mshr_entries": [32]}, "workloads": wl})
     assert run_sweep(good, out, executor="serial").items_run == 1
