@@ -124,4 +124,5 @@ def test_sweep_error_about_a_point_names_the_spec_file(tmp_path: Path) -> None:
     spec.write_text("name: g1\nmodels: [mdm, MDMX]\nworkloads: [{name: stride}]\n")
     res = CliRunner().invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "o")])
     out = res.output.replace("\n", "")
-    assert res.exit_code == 1 and f"error: {spec}: field models: unknown model(s) ['MDMX']" in out
+    assert res.exit_code == 1 and f"error: {spec}: field models: unknown model(s) 'MDMX' (" in out
+    assert "(did you mean 'mdm'?)" in out  # case and a near miss

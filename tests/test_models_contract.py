@@ -206,3 +206,8 @@ def test_every_registering_module_is_in_the_registry_list() -> None:
     assert base.model_names() == ALL_MODELS
     with pytest.raises(KeyError, match="known: .*mdm-pipelined"):
         get_model("mdm-pipelinde")
+    msg = base.unknown_models(["mdm", "MDM-Queue", "mdm-pipelinde", "zzz"], "--model")
+    assert msg is not None and msg.startswith("--model: unknown model(s) 'MDM-Queue' (did ")
+    assert "'MDM-Queue' (did you mean 'mdm-queue'?)" in msg
+    assert "'mdm-pipelinde' (did you mean 'mdm-pipelined'?), 'zzz';" in msg
+    assert base.unknown_models(ALL_MODELS, "x") is None

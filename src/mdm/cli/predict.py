@@ -165,14 +165,13 @@ def predict(
     trace's kernel ID, as ``mdm cachesim`` gives it), and the totals over all of them."""
     with cli_errors():
         from mdm.memory.cachesim import compile_in_background
-        from mdm.models.base import model_names
+        from mdm.models.base import model_names, unknown_models
         from mdm.pipeline import predict_app
 
-        known = model_names()
-        names = list(model) if model else known
-        unknown = [m for m in names if m not in known]
-        if unknown:
-            raise ConfigError(None, f"unknown model(s) {unknown}; known: {', '.join(known)}")
+        names = list(model) if model else model_names()
+        message = unknown_models(names, "--model")
+        if message is not None:
+            raise ConfigError(None, message)
         cfg = load_gpu_set(gpu, settings)
         compile_note(cfg)
         app = open_app(trace, allow_unknown)  # one kernel in memory at a time

@@ -212,12 +212,11 @@ def _label(item: WorkItem, point: Point, gpu: Any, r: Row) -> Row:
 def check_models(models: Sequence[str], where: str = "models") -> None:
     """Raise :class:`ConfigError` naming unknown model names (registry: ``MODELS``);
     ``where``: the option or spec field that gave them (the file is the caller's to add)."""
-    from mdm.models.base import model_names
+    from mdm.models.base import unknown_models
 
-    known = model_names()
-    unknown = [m for m in models if m not in known]
-    if unknown:
-        raise ConfigError(None, f"{where}: unknown model(s) {unknown}; known: {known}")
+    message = unknown_models(models, where)
+    if message is not None:
+        raise ConfigError(None, message)
 
 
 def plan(

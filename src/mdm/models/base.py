@@ -22,6 +22,7 @@ Conventions:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -131,6 +132,24 @@ def get_model(name: str) -> Model:
 def model_names() -> list[str]:
     """The registered models' names, sorted: the built-in ones and any registered since."""
     return sorted(_load())
+
+
+def unknown_models(names: Sequence[str], where: str) -> str | None:
+    """``None`` when every one of ``names`` is registered, else the message naming the
+    unknown ones (``where``: the option or field that gave them), each with the name it
+    is closest to (case ignored: ``MDM`` -> ``mdm``), and the known names."""
+    import difflib
+
+    known = model_names()
+    bad = [n for n in names if n not in known]
+    if not bad:
+        return None
+    lower = {k.lower(): k for k in known}
+    hints = []
+    for n in bad:
+        close = difflib.get_close_matches(n.lower(), list(lower), n=1, cutoff=0.6)
+        hints.append(f"{n!r} (did you mean {lower[close[0]]!r}?)" if close else repr(n))
+    return f"{where}: unknown model(s) {', '.join(hints)}; known: {', '.join(known)}"
 
 
 def _load() -> dict[str, type[Model]]:
