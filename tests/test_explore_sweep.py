@@ -99,19 +99,19 @@ def test_toml_spec_and_relative_trace(tmp_path: Path) -> None:
 def test_unknown_config_field_is_config_error(tmp_path: Path) -> None:
     spec = parse_spec({**SPEC, "grid": {"l1.nonsense": [1]}})
     with pytest.raises(ConfigError, match="l1.nonsense"):
-        run_sweep(
-            spec,
-            tmp_path,
-            executor="serial",
-            evaluate=fake_evaluate,
-            load_base=fake_base,
-            cache_key=fake_key,
-        )
+        _serial(spec, tmp_path)
 
 
 def _run(tmp: Path, **kw: Any) -> runner.SweepResult:
     return run_sweep(
         parse_spec(SPEC), tmp, evaluate=fake_evaluate, load_base=fake_base, cache_key=fake_key, **kw
+    )
+
+
+def _serial(spec: Any, tmp: Path, evaluate: Any = fake_evaluate) -> runner.SweepResult:
+    """``spec`` swept serially into ``tmp`` with the fake pipeline."""
+    return run_sweep(
+        spec, tmp, executor="serial", evaluate=evaluate, load_base=fake_base, cache_key=fake_key
     )
 
 
@@ -180,25 +180,11 @@ def test_resume_after_interruption_no_lost_or_duplicated_rows(tmp_path: Path) ->
         return fake_evaluate(item)
 
     with pytest.raises(Boom):
-        run_sweep(
-            parse_spec(SPEC),
-            tmp_path,
-            executor="serial",
-            evaluate=flaky,
-            load_base=fake_base,
-            cache_key=fake_key,
-        )
+        _serial(parse_spec(SPEC), tmp_path, flaky)
     assert len(list((tmp_path / "parts").glob("*.json"))) == 3
     assert not list((tmp_path / "parts").glob("*.tmp"))
     n["calls"] = 100
-    res = run_sweep(
-        parse_spec(SPEC),
-        tmp_path,
-        executor="serial",
-        evaluate=flaky,
-        load_base=fake_base,
-        cache_key=fake_key,
-    )
+    res = _serial(parse_spec(SPEC), tmp_path, flaky)
     assert res.items_skipped == 3 and res.items_run == 5
     ref = _run(tmp_path / "fresh", executor="serial").table
     pd.testing.assert_frame_equal(res.table, ref)
@@ -256,14 +242,7 @@ def test_example_specs_are_valid(path: Path) -> None:
 def test_unknown_model_is_config_error(tmp_path: Path) -> None:
     spec = parse_spec({**SPEC, "models": ["mdm", "nosuchmodel"]})
     with pytest.raises(ConfigError, match="nosuchmodel"):
-        run_sweep(
-            spec,
-            tmp_path,
-            executor="serial",
-            evaluate=fake_evaluate,
-            load_base=fake_base,
-            cache_key=fake_key,
-        )
+        _serial(spec, tmp_path)
 
 
 def test_resume_after_killed_subprocess(tmp_path: Path) -> None:
@@ -484,14 +463,7 @@ def test_labels_that_differ_in_odd_characters_keep_their_own_parts(tmp_path: Pat
             "deltas": {},
         }
     )
-    res = run_sweep(
-        spec,
-        tmp_path,
-        executor="serial",
-        evaluate=fake_evaluate,
-        load_base=fake_base,
-        cache_key=fake_key,
-    )
+    res = _serial(spec, tmp_path)
     names = sorted(p.name for p in (tmp_path / "parts").glob("*.json"))
     assert len(names) == len(labels)
     assert sorted(res.table["workload"].unique()) == sorted(labels)
@@ -503,27 +475,21 @@ def test_labels_that_differ_in_odd_characters_keep_their_own_parts(tmp_path: Pat
 def test_output_folder_is_new_empty_or_a_sweeps_own(tmp_path: Path) -> None:
     """``--out`` as a file, or a folder of other files, is refused before anything is
     written; a folder left with an empty ``parts/`` by a refused spec is taken."""
-    kw: dict[str, Any] = {
-        "executor": "serial",
-        "evaluate": fake_evaluate,
-        "load_base": fake_base,
-        "cache_key": fake_key,
-    }
     spec = parse_spec({**SPEC, "grid": {"n_sm": [14]}})
     afile = tmp_path / "afile"
     afile.write_text("x")
     with pytest.raises(ConfigError, match="is a file"):
-        run_sweep(spec, afile, **kw)
+        _serial(spec, afile)
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "results.csv").write_text("precious\n")
     with pytest.raises(ConfigError, match=r"holds files but no sweep .*results\.csv"):
-        run_sweep(spec, mine, **kw)
+        _serial(spec, mine)
     assert (mine / "results.csv").read_text() == "precious\n"
     assert sorted(p.name for p in mine.iterdir()) == ["results.csv"]
     left = tmp_path / "left"
     (left / "parts").mkdir(parents=True)
-    assert len(run_sweep(spec, left, **kw).table) > 0
+    assert len(_serial(spec, left).table) > 0
 
 
 def test_damaged_parts_run_again_and_a_changed_spec_names_what_differs(
@@ -534,27 +500,21 @@ def test_damaged_parts_run_again_and_a_changed_spec_names_what_differs(
     error naming it; a different spec is refused with the fields in which it differs."""
     from mdm.errors import MdmWarning
 
-    kw: dict[str, Any] = {
-        "executor": "serial",
-        "evaluate": fake_evaluate,
-        "load_base": fake_base,
-        "cache_key": fake_key,
-    }
     spec = parse_spec(SPEC)
-    first = run_sweep(spec, tmp_path, **kw)
+    first = _serial(spec, tmp_path)
     parts = sorted((tmp_path / "parts").glob("*.json"))
     parts[0].write_bytes(parts[0].read_bytes()[:20])
     parts[1].write_text('{"rows": []}')
     with pytest.warns(MdmWarning, match="unreadable part") as caught:
-        again = run_sweep(spec, tmp_path, **kw)
+        again = _serial(spec, tmp_path)
     assert len(caught) == 2 and again.items_run == 2
     pd.testing.assert_frame_equal(again.table, first.table)
     edited = parse_spec({**SPEC, "grid": {**SPEC["grid"], "n_sm": [14, 28, 56]}})
     with pytest.raises(ConfigError, match=r"differs in: grid\)"):
-        run_sweep(edited, tmp_path, **kw)
+        _serial(edited, tmp_path)
     (tmp_path / "manifest.json").write_text("")
     with pytest.raises(ConfigError, match=r"manifest\.json: cannot read a sweep's manifest"):
-        run_sweep(spec, tmp_path, **kw)
+        _serial(spec, tmp_path)
 
 
 def test_spec_with_a_key_given_twice_is_an_error(tmp_path: Path) -> None:
@@ -582,14 +542,7 @@ def test_an_items_error_names_the_workload_and_its_points(tmp_path: Path) -> Non
 
     spec = parse_spec({**SPEC, "deltas": {}, "grid": {"n_sm": [14, 28]}})
     with pytest.raises(MdmError, match=r"stride\(gs=32\) at point 1 \(n_sm=28\): a block of"):
-        run_sweep(
-            spec,
-            tmp_path,
-            executor="serial",
-            evaluate=picky,
-            load_base=fake_base,
-            cache_key=fake_key,
-        )
+        _serial(spec, tmp_path, picky)
     assert len(list((tmp_path / "parts").glob("*.json"))) == 1
     many = runner._points_text(expand_points(parse_spec(SPEC)))
     assert many.startswith("points 0, 1, 2, ... (") and many.endswith("; and 9 more)")
