@@ -555,3 +555,37 @@ def test_a_grid_value_twice_or_a_field_in_grid_and_zip_is_refused() -> None:
         parse_spec({**SPEC, "grid": {"n_sm": [14, 28, 28.0]}})
     with pytest.raises(ConfigError, match=r"\['n_sm'\] in both grid and zip"):
         parse_spec({**SPEC, "grid": {"n_sm": [14, 28]}, "zip": {"n_sm": [56, 80]}})
+
+
+def test_points_where_a_kernel_does_not_fit_are_kept_as_skipped(tmp_path: Path) -> None:
+    """With the real pipeline: a grid over shared memory where gemm_tiled's block
+    (2 KB) does not fit at 1 KB gives that point's rows without cycles and with the
+    reason; the other points and workloads are predicted, the report is written from
+    the predicted rows, and a resume runs nothing and gives the same table."""
+    from mdm.report.pages import sweep_report
+
+    spec = parse_spec(
+        {
+            "name": "fit",
+            "grid": {"sm.shared_mem_bytes": [98304, 1024]},
+            "workloads": [
+                {"name": "gemm_tiled", "params": {"M": 64, "N": 64, "K": 32}},
+                {"name": "vecadd", "params": {"ctas": 8}},
+            ],
+            "models": ["mdm", "roofline"],
+        }
+    )
+    res = run_sweep(spec, tmp_path, executor="serial")
+    t = res.table
+    skipped = t[t["skipped"].notna()]
+    assert len(t) == 8 and len(skipped) == 2
+    assert set(skipped["workload"]) == {"gemm_tiled(K=32,M=64,N=64)"}
+    assert set(skipped["sm.shared_mem_bytes"]) == {1024}
+    assert skipped["cycles"].isna().all() and skipped["ipc"].isna().all()
+    assert skipped["skipped"].str.contains(r"kernel \d+ \(sgemm.*does not fit on an SM").all()
+    assert t.loc[t["skipped"].isna(), "cycles"].gt(0).all()
+    page = sweep_report(t, tmp_path, spec.swept_fields, "fit")
+    assert "2 rows of 1 (workload, point) pairs have no prediction" in page.read_text()
+    again = run_sweep(spec, tmp_path, executor="serial")
+    assert again.items_run == 0
+    pd.testing.assert_frame_equal(again.table, t)

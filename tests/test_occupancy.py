@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mdm.config import load_gpu
 from mdm.errors import MdmError
-from mdm.profile.occupancy import occupancy
+from mdm.profile.occupancy import DoesNotFit, occupancy
 
 PASCAL = load_gpu("mdm_pascal")
 
@@ -140,8 +140,14 @@ def test_a_kernel_that_does_not_fit_is_named() -> None:
     app = generate("vecadd", ctas=4)
     big = replace(app.kernels[0], shmem_bytes=PASCAL.sm.shared_mem_bytes + 1)
     assert kernel_occupancy(PASCAL, app.kernels[0]).blocks_per_sm >= 1
+    wide = replace(app.kernels[0], block=(PASCAL.sm.max_threads + 32, 1, 1))
+    with pytest.raises(DoesNotFit, match=rf"kernel {wide.kernel_id} .*sm.max_threads"):
+        kernel_occupancy(PASCAL, wide)
+    with pytest.raises(MdmError) as ei:
+        occupancy(PASCAL, 0, 8, 0, 1)  # no block at all: bad input, not a misfit
+    assert not isinstance(ei.value, DoesNotFit)
     want = rf"kernel {big.kernel_id} \({re.escape(big.name)}\): a block of .* does not fit"
-    with pytest.raises(MdmError, match=want):
+    with pytest.raises(DoesNotFit, match=want):
         kernel_occupancy(PASCAL, big)
     with pytest.raises(MdmError, match=want):
         predict_app(replace(app, commands=[big]), PASCAL, ["mdm"])

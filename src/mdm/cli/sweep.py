@@ -54,3 +54,12 @@ def sweep(
             f"({res.items_run} work items run, {res.items_skipped} resumed; one cache "
             f"simulation per item, cache_timing = {s.cache_timing})"
         )
+        if "skipped" in res.table and res.table["skipped"].notna().any():
+            sk = res.table[res.table["skipped"].notna()]
+            pairs = sk[["workload", "point"]].drop_duplicates()
+            typer.echo(
+                f"{len(pairs)} (workload, point) pairs without a prediction (column "
+                f"skipped), e.g. {sk['workload'].iloc[0]} at point {sk['point'].iloc[0]}: "
+                f"{sk['skipped'].iloc[0]}",
+                err=True,
+            )

@@ -153,8 +153,30 @@ def evaluate_item(item: WorkItem) -> list[Row]:
     :func:`mdm.pipeline.predict_app_configs` call, so points with equal latencies share
     their interval profiles).
 
-    Keeps only the application-level rows (``kernel == 'total'``), one per model.
+    Keeps only the application-level rows (``kernel == 'total'``), one per model. When
+    a kernel's block does not fit on the points' SM (:class:`~mdm.profile.occupancy.
+    DoesNotFit`: the points of an item share their occupancy), the points are kept as
+    :func:`skipped_rows` with the reason, so that the rest of the sweep runs.
     """
+    from mdm.profile.occupancy import DoesNotFit
+
+    try:
+        return _evaluate(item)
+    except DoesNotFit as exc:
+        return skipped_rows(item, str(exc))
+
+
+def skipped_rows(item: WorkItem, reason: str) -> list[Row]:
+    """One row per point and model without a prediction: ``cycles`` and ``ipc`` empty,
+    ``skipped`` the reason."""
+    return [
+        _label(item, point, gpu, {"model": m, "cycles": None, "ipc": None, "skipped": reason})
+        for point, gpu in zip(item.points, item.gpus, strict=True)
+        for m in item.models
+    ]
+
+
+def _evaluate(item: WorkItem) -> list[Row]:
     if streamed(item.workload):
         return _evaluate_streamed(item)
     prepare, simulate_app, predict_configs = _pipeline()

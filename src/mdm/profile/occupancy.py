@@ -68,6 +68,12 @@ def block_shared_bytes(gpu: GPUConfig, shmem_bytes: int) -> int:
     return -(-int(shmem_bytes) // gs) * gs + gpu.sm.shared_mem_reserved_per_block_bytes
 
 
+class DoesNotFit(MdmError):
+    """A kernel's block does not fit on the configuration's SM (threads, warps,
+    registers or shared memory): no prediction exists for that kernel there. A sweep
+    records its points as skipped with this reason rather than stopping."""
+
+
 def occupancy(
     gpu: GPUConfig,
     threads_per_block: int,
@@ -78,8 +84,10 @@ def occupancy(
     nregs_policy: Literal["error", "clamp", "ignore"] = "error",
 ) -> Occupancy:
     """Occupancy of a kernel of ``n_blocks`` blocks of ``threads_per_block`` threads."""
-    if threads_per_block < 1 or threads_per_block > gpu.sm.max_threads:
-        raise MdmError(
+    if threads_per_block < 1:
+        raise MdmError(f"threads_per_block={threads_per_block}: expected at least 1")
+    if threads_per_block > gpu.sm.max_threads:
+        raise DoesNotFit(
             f"threads_per_block={threads_per_block}: expected 1..{gpu.sm.max_threads} "
             f"(sm.max_threads of {gpu.name})"
         )
@@ -116,7 +124,7 @@ def occupancy(
     bps = min(limits.values())
     limited_by = tuple(k for k in _ORDER if limits[k] == bps)
     if bps < 1:
-        raise MdmError(
+        raise DoesNotFit(
             f"a block of {threads_per_block} threads, {nregs} registers/thread and "
             f"{shmem_bytes} B shared memory does not fit on an SM of {gpu.name} "
             f"(limited by {', '.join(limited_by)})"
@@ -152,4 +160,4 @@ def kernel_occupancy(
             nregs_policy=nregs_policy,
         )
     except MdmError as exc:
-        raise MdmError(f"kernel {kernel.kernel_id} ({kernel.name}): {exc}") from None
+        raise type(exc)(f"kernel {kernel.kernel_id} ({kernel.name}): {exc}") from None

@@ -28,7 +28,8 @@ def sweep_report(
     figs = out / "figures"
     sections = []
     numeric = [f for f in swept if f in table and pd.api.types.is_numeric_dtype(table[f])]
-    for wl, g in table.groupby("workload", sort=False):
+    predicted = table[table["ipc"].notna()] if "ipc" in table else table  # not the skipped
+    for wl, g in predicted.groupby("workload", sort=False):
         paths: list[Path] = []
         for f in numeric:
             mean = g.groupby([f, "model"], as_index=False)["ipc"].mean()
@@ -51,11 +52,19 @@ def sweep_report(
                     title=f"{wl} / {m}: IPC",
                 )
         sections.append(Section(str(wl), figures=paths))
+    skipped = ""
+    if "skipped" in table and table["skipped"].notna().any():
+        s = table[table["skipped"].notna()]
+        skipped = (
+            f" {len(s)} rows of {s[['workload', 'point']].drop_duplicates().shape[0]} "
+            f"(workload, point) pairs have no prediction (column skipped), e.g. "
+            f"{s['skipped'].iloc[0]}."
+        )
     sections.append(
         Section(
             "Table",
             tables=[table.head(200)],
-            text=f"{note + ' ' if note else ''}{len(table)} rows; first 200 shown",
+            text=f"{note + ' ' if note else ''}{len(table)} rows; first 200 shown.{skipped}",
         )
     )
     return write_page(out / "report.html", title, sections)
