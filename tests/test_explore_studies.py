@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,41 @@ def test_cpi_bandwidth_and_streaming(tmp_path: Path) -> None:
     _files(tmp_path / "s", "streaming_l1")
     assert set(s["delta"]) == {"classic", "streaming"}
     assert set(s[s["delta"] == "streaming"]["l1.mshr_entries"]) == {4096}
+
+
+def test_heatmap_default_sm_counts_scale_the_base_and_a_grid_without_it_says_so(
+    tmp_path: Path,
+) -> None:
+    """By default the SM counts are the base's x 1/4 .. 4 (7-112 for 28 SMs; on an
+    80-SM preset the base point was missing and perf silently relative to the fastest
+    point); SM counts given without the base's normalise to the fastest point, and the
+    figures and report say so."""
+    t = studies.heatmap(tmp_path / "d", dram_scale=(1.0,), **KW)
+    assert sorted(set(t["n_sm"])) == [7, 14, 28, 56, 112]
+    assert (t[t["n_sm"] == 28]["perf"] == 1.0).all()
+
+    def eighty(_preset: str) -> GPUConfig:
+        return fake_base(_preset).with_updates({"n_sm": 80})
+
+    t = studies.heatmap(tmp_path / "v", dram_scale=(1.0,), **{**KW, "load_base": eighty})
+    assert sorted(set(t["n_sm"])) == [20, 40, 80, 160, 320]
+    assert (t[t["n_sm"] == 80]["perf"] == 1.0).all()
+    t = studies.heatmap(
+        tmp_path / "o", sms=(14, 28), dram_scale=(1.0,), **{**KW, "load_base": eighty}
+    )
+    assert t["perf"].max() == 1.0
+    page = html.unescape((tmp_path / "o" / "report.html").read_text())
+    assert "relative to each workload's fastest point: 80 SMs" in page
+
+
+def test_streaming_study_needs_a_classic_base(tmp_path: Path) -> None:
+    """On a preset whose L1 already streams, 'classic' and 'streaming' would be the same
+    L1 under two labels: refused, naming the presets that fit."""
+    from mdm.errors import ConfigError
+
+    def streaming(_preset: str) -> GPUConfig:
+        return fake_base(_preset).with_updates({"l1.allocate_on": "fill"})
+
+    with pytest.raises(ConfigError, match="already has a streaming L1 .*mdm_pascal"):
+        studies.streaming_l1(tmp_path, **{**KW, "load_base": streaming})
+    assert not tmp_path.joinpath("streaming_l1.csv").exists()

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from mdm.errors import ConfigError
 from mdm.explore import runner
 from mdm.explore.spec import WorkloadSpec, parse_spec
 from mdm.report import figures
@@ -72,16 +73,24 @@ def heatmap(
     out: str | Path,
     workloads: Sequence[WorkloadSpec] = DEFAULT_WORKLOADS,
     models: Sequence[str] = ("mdm",),
-    sms: Sequence[int] = (7, 14, 28, 56, 112),
+    sms: Sequence[int] | None = None,
     dram_scale: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
     base: str = "mdm_pascal",
     load_base: Callable[[str], Any] = runner._load_base,
+    sm_scale: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
     **run_kw: Any,
 ) -> pd.DataFrame:
-    """SM count x DRAM bandwidth; ``perf`` = base cycles / cycles (Fig. 11/12)."""
+    """SM count x DRAM bandwidth; ``perf`` = base cycles / cycles (Fig. 11/12).
+
+    ``sms``: the SM counts; default the base's scaled by ``sm_scale`` (7-112 for
+    ``mdm_pascal``'s 28, as the paper's figures; 20-320 for ``v100``'s 80), so that the
+    base point is in the grid. Given SM counts without the base's, ``perf`` is
+    normalised to each workload's fastest point instead, and the figures say so."""
     out = Path(out)
     g = load_base(base)
     bws = [g.dram.bandwidth_gbps * s for s in dram_scale]
+    if sms is None:
+        sms = sorted({max(1, round(g.n_sm * s)) for s in sm_scale})
     t, note = _sweep(
         "heatmap",
         out,
@@ -98,8 +107,12 @@ def heatmap(
             ref.get((w, m), float("nan")) / c
             for w, m, c in zip(t["workload"], t["model"], t["cycles"], strict=True)
         ]
+        versus = "base"
     else:  # base point not in the grid: normalise to the best point
         t["perf"] = t.groupby(["workload", "model"])["cycles"].transform("min") / t["cycles"]
+        versus = "the fastest point (the base's SM count is not in the grid)"
+        note = f"{note} perf is relative to each workload's fastest point: {g.n_sm} SMs "
+        note += "(the base's) is not among the SM counts."
     _write(t, out, "heatmap")
     paths: list[Path] = []
     for (w, m), gm in t.groupby(["workload", "model"], sort=False):
@@ -109,7 +122,7 @@ def heatmap(
             "n_sm",
             "perf",
             out / "figures" / f"heatmap_{_safe(w)}_{m}",
-            title=f"{w} / {m}: performance vs base",
+            title=f"{w} / {m}: performance vs {versus}",
         )
     write_page(
         out / "report.html",
@@ -217,8 +230,18 @@ def streaming_l1(
     base: str = "mdm_pascal",
     **run_kw: Any,
 ) -> pd.DataFrame:
-    """Classic L1 (base) vs streaming L1 (allocate on fill, many MSHRs) (Fig. 15)."""
+    """Classic L1 (base) vs streaming L1 (allocate on fill, many MSHRs) (Fig. 15). The
+    base must have a classic L1 (allocating on miss: ``mdm_pascal``, ``gtx1080``,
+    ``sm7_qv100``); on a streaming preset both sides would be the same L1."""
     out = Path(out)
+    load = run_kw.get("load_base", runner._load_base)
+    if load(base).l1.allocate_on == "fill":
+        raise ConfigError(
+            None,
+            f"{base} already has a streaming L1 (l1.allocate_on = 'fill'), so 'classic' and "
+            "'streaming' would be the same L1: give a preset with a classic L1 (allocating "
+            "on miss: mdm_pascal, gtx1080, sm7_qv100)",
+        )
     t, note = _sweep(
         "streaming_l1",
         out,
