@@ -195,3 +195,31 @@ def test_h200_is_the_h100_with_the_h200_memory_system():
         "dram.activate_ns",
     }
     assert h200["dram.bandwidth_gbps"] == 4800.0 and h200["dram.channels"] == 96
+
+
+def test_a_preset_name_wins_over_a_folder_of_that_name(tmp_path, monkeypatch, reference_dir):
+    """``--gpu h100`` run in a folder holding a folder ``h100`` (the repository's
+    benchmarks/hardware does) loads the preset; with a gpgpusim.config in that folder a
+    warning says so, and ``./NAME`` reads the folder. A measured table's gpu column
+    resolves the same way."""
+    import shutil
+    import warnings
+
+    from mdm.errors import MdmWarning
+    from mdm.explore.measured import _resolve
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h100").mkdir()  # results of a hardware run, say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MdmWarning)
+        assert load_gpu("h100").name == "h100"
+    shutil.copy(reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config", tmp_path / "h100")
+    with pytest.warns(MdmWarning, match=r"h100 names a preset and a folder .*\./h100"):
+        assert load_gpu("h100").name == "h100"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MdmWarning)
+        assert load_gpu("./h100").n_sm == 80  # the folder: SM7_QV100's 80 SMs
+    assert _resolve(tmp_path, "h100", builtin_ok=False) == "h100"
+    assert _resolve(tmp_path, "h100/gpgpusim.config", builtin_ok=False).endswith(
+        "h100/gpgpusim.config"
+    )

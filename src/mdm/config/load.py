@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -22,9 +23,16 @@ from pydantic import ValidationError
 from mdm._yaml import DuplicateKeyError, json_loads, yaml_load
 from mdm.config.accelsim import LOG_SUFFIXES, import_accelsim, import_accelsim_log
 from mdm.config.gpu import GPUConfig, translate_validation_error
-from mdm.errors import ConfigError
+from mdm.errors import ConfigError, MdmWarning
 
-__all__ = ["apply_settings", "list_presets", "load_gpu", "load_gpu_dict", "parse_settings"]
+__all__ = [
+    "apply_settings",
+    "is_preset",
+    "list_presets",
+    "load_gpu",
+    "load_gpu_dict",
+    "parse_settings",
+]
 
 _SUFFIXES = {".toml", ".yaml", ".yml", ".json"}
 
@@ -47,15 +55,37 @@ def load_gpu(preset_or_path: str | Path) -> GPUConfig:
     if not str(preset_or_path).strip():
         raise ConfigError(None, "no GPU given (--gpu ''): expected a preset name or a file")
     path = Path(preset_or_path)
+    if is_preset(str(preset_or_path)):  # a bare preset name, even beside a folder of it
+        if (path / "gpgpusim.config").is_file():
+            warnings.warn(
+                MdmWarning(
+                    f"{path!s} names a preset and a folder with a gpgpusim.config here; the "
+                    f"preset is used (./{path!s} for the folder)"
+                ),
+                stacklevel=2,
+            )
+        data, source = load_gpu_dict(str(preset_or_path))
+        return _validated(data, source)
     if path.is_dir() or path.name == "gpgpusim.config" or path.suffix == ".config":
         return import_accelsim(path)
     if path.name.endswith(LOG_SUFFIXES):
         return import_accelsim_log(path)
     data, source = load_gpu_dict(preset_or_path)
+    return _validated(data, source)
+
+
+def _validated(data: dict[str, Any], source: str) -> GPUConfig:
     try:
         return GPUConfig.model_validate(data)
     except ValidationError as exc:
         raise translate_validation_error(exc, source) from None
+
+
+def is_preset(name: str) -> bool:
+    """Whether ``name`` is a built-in preset's name (no path separator)."""
+    return (
+        "/" not in name and (resources.files("mdm.config") / "presets" / f"{name}.toml").is_file()
+    )
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, Any]:

@@ -61,6 +61,7 @@ from typing import Any
 
 import pandas as pd
 
+from mdm.config.load import is_preset
 from mdm.errors import ConfigError, MdmError, TraceFormatError
 from mdm.explore.runner import check_models, shared_cache_sim
 from mdm.explore.validate import (
@@ -133,10 +134,13 @@ def gpu_label(spec: str) -> str:
 def _resolve(base: Path, spec: str, builtin_ok: bool) -> str:
     """``spec`` with a relative path taken from ``base`` (the table's folder).
 
-    Traces: a ``builtin:`` spec is kept, anything else is a path. GPUs: a name without a
-    suffix or slash that is no file in ``base`` is a preset name, kept as is.
+    Traces: a ``builtin:`` spec is kept, anything else is a path. GPUs: a preset's name
+    is kept as is (as :func:`mdm.config.load_gpu` reads it, even beside a folder of that
+    name), and so is a name without a suffix or slash that is no file in ``base``.
     """
     if builtin_ok and spec.startswith(BUILTIN):
+        return spec
+    if not builtin_ok and is_preset(spec):  # a preset's name, as load_gpu reads it
         return spec
     p = Path(spec)
     if p.is_absolute():

@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from mdm.config.load import is_preset
 from mdm.errors import ConfigError
 from mdm.traces.names import function_name
 
@@ -226,7 +227,7 @@ def ncu_to_measured(
         )
     out_dir = Path(out).parent if out is not None else Path.cwd()
     trace_is_path = not trace.startswith("builtin:")
-    gpu_is_path = Path(gpu).exists()
+    gpu_is_path = Path(gpu).exists() and not is_preset(gpu)  # load_gpu's precedence
     rows: list[dict[str, Any]] = []
     for i, (lu, tname) in enumerate(zip(launches, names, strict=True)):
         a, b = function_name(lu.kernel_name), function_name(tname)
