@@ -297,6 +297,18 @@ def test_missing_columns_and_empty_table(tmp_path: Path) -> None:
     p.write_text("trace,gpu,cycles\n")
     with pytest.raises(ConfigError, match="no data rows"):
         load_measured(p)
+    for name in ("gone.csv", "gone.parquet"):
+        with pytest.raises(ConfigError, match=rf"{name}: measured table not found"):
+            load_measured(tmp_path / name)
+
+
+def test_class_names_are_read_in_any_case(tmp_path: Path) -> None:
+    """``md`` counts as MD (the summaries split by the exact names MD, NMD, calib);
+    other names are kept as given, an empty one is 'unknown'."""
+    given = ["md", "Nmd", "CALIB", "mine", ""]
+    rows = [{"trace": STRIDE, "gpu": "mdm_pascal", "cycles": 1, "class": c} for c in given]
+    t = load_measured(_write(tmp_path / "m.csv", rows))
+    assert list(t["class"]) == ["MD", "NMD", "calib", "mine", "unknown"]
 
 
 def test_ambiguous_kernel_name(tmp_path: Path) -> None:

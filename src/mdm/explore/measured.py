@@ -151,6 +151,17 @@ def _resolve(base: Path, spec: str, builtin_ok: bool) -> str:
     return spec
 
 
+#: the classes the summaries split by, in the spelling they use (any case accepted)
+CLASSES = ("MD", "NMD", "calib")
+
+
+def _klass(text: str) -> str:
+    """A row's class: ``md``, ``Md`` ... read as ``MD`` (and ``NMD``, ``calib``), so that
+    the MD / NMD / calib means count it; other names kept as given; empty: unknown."""
+    text = text.strip()
+    return next((c for c in CLASSES if c.lower() == text.lower()), text or "unknown")
+
+
 def load_measured(path: str | Path) -> pd.DataFrame:
     """Read and check a measured table (module docstring); one row per measurement.
 
@@ -160,6 +171,8 @@ def load_measured(path: str | Path) -> pd.DataFrame:
     absent).
     """
     path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "measured table not found")
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             raw = pd.read_parquet(path)
@@ -213,7 +226,7 @@ def load_measured(path: str | Path) -> pd.DataFrame:
                 "trace_label": trace_label(trace),
                 "gpu_label": gpu_label(gpu),
                 "kernel": kernel,
-                "class": cell.get("class", "") or "unknown",
+                "class": _klass(cell.get("class", "")),
                 "sweep_param": cell.get("sweep_param", "") or "baseline",
                 "sweep_value": cell.get("sweep_value", ""),
                 **vals,
