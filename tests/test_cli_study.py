@@ -126,3 +126,20 @@ def test_sweep_error_about_a_point_names_the_spec_file(tmp_path: Path) -> None:
     out = res.output.replace("\n", "")
     assert res.exit_code == 1 and f"error: {spec}: field models: unknown model(s) 'MDMX' (" in out
     assert "(did you mean 'mdm'?)" in out  # case and a near miss
+
+
+def test_traces_of_one_folder_name_get_distinct_labels(tmp_path: Path) -> None:
+    """``--trace sm61/vecadd --trace sm70/vecadd`` was refused ('workload labels must be
+    unique ... add label') with no option to add one: such traces are labelled by the
+    shortest path tails that differ; a unique folder name stays the label."""
+    from mdm.cli.study import _labels
+
+    a, b = tmp_path / "x" / "sm61" / "app", tmp_path / "y" / "sm61" / "app"
+    c, d = tmp_path / "sm70" / "app", tmp_path / "other"
+    got = dict((str(t), lab) for t, lab in _labels([a, b, c, d / "kernelslist.g"]))
+    assert got == {
+        str(a): "x/sm61/app",
+        str(b): "y/sm61/app",
+        str(c): "sm70/app",
+        str(d / "kernelslist.g"): None,
+    }

@@ -43,8 +43,32 @@ def _workloads(names: list[str] | None, traces: list[Path] | None) -> dict:
         except ValidationError as exc:
             why = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
             raise ConfigError(None, f"--workload {n!r}: {why}") from None
-    wls += [WorkloadSpec(trace=str(t.resolve())) for t in traces or []]
+    wls += [WorkloadSpec(trace=str(t.resolve()), label=lab) for t, lab in _labels(traces or [])]
     return {"workloads": wls} if wls else {}
+
+
+def _labels(traces: list[Path]) -> list[tuple[Path, str | None]]:
+    """Each trace with a label when its folder's name is not unique among them
+    (``sm61/vecadd`` beside ``sm70/vecadd``: the shortest distinct path tails), else
+    ``None`` (the folder's name, as a sweep spec labels a trace)."""
+
+    def parts(t: Path) -> tuple[str, ...]:
+        p = t.resolve()
+        return (p.parent if p.name == "kernelslist.g" else p).parts
+
+    names = [parts(t)[-1] for t in traces]
+    out: list[tuple[Path, str | None]] = []
+    for t, name in zip(traces, names, strict=True):
+        if names.count(name) == 1:
+            out.append((t, None))
+            continue
+        p = parts(t)
+        others = [parts(o) for o in traces if parts(o) != p]
+        n = 2
+        while n < len(p) and any(o[-n:] == p[-n:] for o in others):
+            n += 1
+        out.append((t, "/".join(p[-n:])))
+    return out
 
 
 def _kw(
