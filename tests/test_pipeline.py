@@ -359,3 +359,32 @@ def test_kernel_launch_overhead_adds_the_same_cycles_to_every_model() -> None:
             rest = {k: v for k, v in p1.cpi_stack.items() if k != "launch"}
             assert rest == pytest.approx(p0.cpi_stack)
         assert with_l.cycles(m) == pytest.approx(base.cycles(m) + 2 * add)
+
+
+def test_api_arguments_of_the_wrong_kind_are_named() -> None:
+    """What a Python user gets wrong first: a model name for the list (it iterated the
+    string: "unknown model 'm'"), a preset's name for its configuration, a path for a
+    trace; each is a TypeError naming the argument and the call that makes the object."""
+    from mdm.config import load_gpu
+
+    app = AppTrace(commands=[kernel_from_warps([[(C.INT, [1], [])]])])
+    gpu = load_gpu("mdm_pascal")
+    with pytest.raises(TypeError, match="models: expected a list of model names, got the st"):
+        predict_app(app, gpu, "mdm")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"gpu: expected a GPUConfig \(mdm.config.load_gpu\("):
+        predict_app(app, "mdm_pascal", ["mdm"])  # type: ignore[arg-type]
+    for bad in ("../some/trace", None):
+        with pytest.raises(TypeError, match=r"app: expected a trace \(mdm.traces.open_trace"):
+            predict_app(bad, gpu, ["mdm"])  # type: ignore[arg-type]
+    assert predict_app(app, gpu, ["mdm"]).models == ["mdm"]
+
+
+def test_with_updates_merges_a_table_given_as_a_mapping() -> None:
+    """``{"l1": {"mshr_entries": 8}}`` changes that field and keeps the L1's others, as
+    ``{"l1.mshr_entries": 8}`` does (it replaced the whole table: 'field required')."""
+    from mdm.config import load_gpu
+
+    gpu = load_gpu("mdm_pascal")
+    nested = gpu.with_updates({"l1": {"mshr_entries": 8}, "n_sm": 14})
+    assert nested == gpu.with_updates({"l1.mshr_entries": 8, "n_sm": 14})
+    assert nested.l1.ways == gpu.l1.ways and nested.l1.mshr_entries == 8

@@ -534,6 +534,31 @@ def predict_app(
     )[0]
 
 
+def _check_args(app: object, gpus: Sequence[object], models: Sequence[str]) -> None:
+    """TypeError / ValueError naming the argument a caller got wrong (a model name for
+    the list of them, a preset's name for its configuration, a path for a trace)."""
+    from mdm.traces.model import AppTrace, LazyApp
+
+    if isinstance(models, str):
+        raise TypeError(f"models: expected a list of model names, got the string {models!r}")
+    if not models:
+        raise ValueError("predict_app needs at least one model")
+    if not gpus:
+        raise ValueError("predict_app_configs needs at least one configuration")
+    for g in gpus:
+        if not isinstance(g, GPUConfig):
+            raise TypeError(
+                f"gpu: expected a GPUConfig (mdm.config.load_gpu({g!r}) for a preset or "
+                f"file), got {type(g).__name__}"
+            )
+    if not isinstance(app, AppTrace | LazyApp | PreparedApp):
+        raise TypeError(
+            f"app: expected a trace (mdm.traces.open_trace({app!r}) for a path, "
+            f"mdm.traces.workloads.generate(...) for a built-in workload), got "
+            f"{type(app).__name__}"
+        )
+
+
 def predict_app_configs(
     app: AnyApp | PreparedApp,
     gpus: Sequence[GPUConfig],
@@ -556,10 +581,7 @@ def predict_app_configs(
     configuration's without the timing fields (``cache_key(g, timing=False)``): a sweep
     whose caches are simulated with its base's timing (:func:`mdm.memory.with_timing_of`).
     """
-    if not models:
-        raise ValueError("predict_app needs at least one model")
-    if not gpus:
-        raise ValueError("predict_app_configs needs at least one configuration")
+    _check_args(app, gpus, models)
     from mdm.memory import cache_key
 
     sim_cfg = gpus[0] if sim_gpu is None else sim_gpu

@@ -489,10 +489,18 @@ class GPUConfig(_Strict):
     def with_updates(self, updates: dict[str, object]) -> GPUConfig:
         """A new validated config with dotted-path fields replaced, e.g. ``{"l1.mshr_entries": 64}``.
 
-        An unknown field or an invalid value raises :class:`ConfigError` naming the field.
+        A table given as a mapping (``{"l1": {"mshr_entries": 64}}``) updates the fields
+        it names, as the dotted names do, and keeps the others. An unknown field or an
+        invalid value raises :class:`ConfigError` naming the field.
         """
         data = self.model_dump()
+        flat: dict[str, object] = {}
         for path, value in updates.items():
+            if isinstance(value, dict) and isinstance(data.get(path), dict):
+                flat.update(dotted_fields({path: value}))
+            else:
+                flat[path] = value
+        for path, value in flat.items():
             node = data
             parts = path.split(".")
             for p in parts[:-1]:
