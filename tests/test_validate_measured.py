@@ -369,6 +369,7 @@ def test_from_ncu_then_validate(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 0, r.output
+    assert "2 launch(es), time_us, SM clock from ncu" in r.output
     df = pd.read_csv(out)
     assert list(df["kernel"]) == [0, 1] and list(df["class"]) == ["NMD", "NMD"]
     assert list(df["time_us"]) == [1.25, 2.0] and "cycles" not in df
@@ -389,6 +390,15 @@ def test_from_ncu_relative_paths(reference_dir: Path, tmp_path: Path) -> None:
     t = load_measured(out)
     assert Path(t.loc[0, "trace"]).resolve() == Path(trace).resolve()
     assert t.loc[0, "gpu_label"] == "mdm_pascal" and list(t["cycles"]) == [1234.0, 2048.0]
+    # the second launch without its cycle count: its duration is used, and the status
+    # line says which launches have which (it said 'time_us' for all)
+    lines = (DATA / "ncu_details.csv").read_text().splitlines(keepends=True)
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("".join(x for x in lines if not x.startswith('"1"') or "Elapsed" not in x))
+    args = ["measure", "from-ncu", str(mixed), "--trace", trace, "--gpu", gpu]
+    r = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "mixed_out.csv")])
+    assert r.exit_code == 0, r.output
+    assert "2 launch(es), cycles for 1, time_us for 1, SM clock from ncu" in r.output
 
 
 def test_from_ncu_mismatches(tmp_path: Path) -> None:

@@ -27,12 +27,15 @@ def from_ncu(
         from mdm.explore.ncu import ncu_to_measured
 
         df = ncu_to_measured(ncu_csv, trace, gpu, out, klass)
-        what = "cycles" if "cycles" in df and df["cycles"].notna().all() else "time_us"
-        clock = "sm_clock_mhz" in df and df["sm_clock_mhz"].notna().all()
-        typer.echo(
-            f"wrote {out}: {len(df)} launch(es), {what}"
-            + (", SM clock from ncu" if clock else ", no SM clock (the config's is used)")
+        n_cyc = int(df["cycles"].notna().sum()) if "cycles" in df else 0
+        what = {0: "time_us", len(df): "cycles"}.get(
+            n_cyc, f"cycles for {n_cyc}, time_us for {len(df) - n_cyc}"
         )
+        n_clk = int(df["sm_clock_mhz"].notna().sum()) if "sm_clock_mhz" in df else 0
+        clock = {0: ", no SM clock (the config's is used)", len(df): ", SM clock from ncu"}.get(
+            n_clk, f", SM clock from ncu for {n_clk} (the config's for the others)"
+        )
+        typer.echo(f"wrote {out}: {len(df)} launch(es), {what}{clock}")
 
 
 @app.command("from-accelsim")
