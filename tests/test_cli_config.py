@@ -154,6 +154,21 @@ def test_cli_list_and_diff() -> None:
     assert r.exit_code == 1 and "unknown GPU preset" in r.output
 
 
+def test_diff_ignores_float_rounding_and_labels_sides_as_given(tmp_path: Path) -> None:
+    """Floats within a relative 1e-12 are equal (an imported latency computed in another
+    order differed in its last digit); the table's columns are the arguments, since two
+    files may carry one name."""
+    base = load_gpu("mdm_pascal")
+    lat = base.l2.hit_latency_ns
+    near = base.with_updates({"l2.hit_latency_ns": lat * (1 + 1e-15)})
+    assert near.l2.hit_latency_ns != lat and diff_gpus(base, near) == []
+    far = base.with_updates({"l2.hit_latency_ns": lat * (1 + 1e-9)})
+    assert [f for f, _, _ in diff_gpus(base, far)] == ["l2.hit_latency_ns"]
+    a, b = save_gpu(base, tmp_path / "a.toml"), save_gpu(far, tmp_path / "b.toml")
+    r = runner.invoke(app, ["config", "diff", str(a), str(b)], env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and f"A ({a})" in r.output and f"B ({b})" in r.output
+
+
 def test_cli_warning_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     show_mdm_warning(MdmWarning("cfg: 2 options not mapped: -a -b"), MdmWarning, "x.py", 1)
     assert capsys.readouterr().err == "warning: cfg: 2 options not mapped: -a -b\n"

@@ -141,7 +141,11 @@ def cachesim(
     gpu: Annotated[str, typer.Option("--gpu", help=GPU_HELP)],
     per_pc: Annotated[
         bool,
-        typer.Option("--per-pc", help="also per static instruction (PC): accesses, misses, DRAM"),
+        typer.Option(
+            "--per-pc",
+            help="also per static instruction (PC): L1 and L2 accesses and misses (a store "
+            "PC's are its writes), DRAM",
+        ),
     ] = False,
     warp: Annotated[
         list[str] | None,

@@ -128,17 +128,19 @@ def diff(
                 {
                     "a": ga.name,
                     "b": gb.name,
+                    "a_given": a,
+                    "b_given": b,
                     "differences": [{"field": f, "a": x, "b": y} for f, x, y in rows],
                 }
             )
             return
         if not rows:
-            typer.echo(f"{ga.name} and {gb.name}: no differences")
+            typer.echo(f"{a} and {b}: no differences")
             return
         table = Table(title=f"{len(rows)} fields differ")
         table.add_column("field")
-        table.add_column(f"A ({ga.name})", justify="right")
-        table.add_column(f"B ({gb.name})", justify="right")
+        table.add_column(f"A ({a})", justify="right")  # as given: two files may share a name
+        table.add_column(f"B ({b})", justify="right")
         for f, x, y in rows:
             table.add_row(f, _fmt(x), _fmt(y))
         print_table(table)

@@ -14,6 +14,7 @@ them (core cycles, bytes per cycle, cache geometry).
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -97,9 +98,17 @@ def flat_fields(gpu: GPUConfig) -> dict[str, Any]:
 
 
 def diff_gpus(a: GPUConfig, b: GPUConfig) -> list[tuple[str, Any, Any]]:
-    """``(field, value in a, value in b)`` for every field that differs, in schema order."""
+    """``(field, value in a, value in b)`` for every field that differs, in schema order;
+    floats within a relative 1e-12 of each other are equal (an imported latency
+    computed in another order: 150.17667844522967 against 150.1766784452297 ns)."""
     fa, fb = flat_fields(a), flat_fields(b)
-    return [(k, fa[k], fb[k]) for k in fa if fa[k] != fb[k]]
+    return [(k, fa[k], fb[k]) for k in fa if not _same(fa[k], fb[k])]
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float):
+        return math.isclose(x, y, rel_tol=1e-12)
+    return bool(x == y)
 
 
 def derived_values(gpu: GPUConfig) -> dict[str, float | int]:
