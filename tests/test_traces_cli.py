@@ -164,6 +164,14 @@ def test_errors_exit_1_one_line(tmp_path: Path) -> None:
     _fails(["trace", "gen", "stride", "--out", str(tmp_path / "o"), "-p", "gs"], "key=value")
     _fails(["trace", "gen", "stride", "--out", str(tmp_path / "o"), "-p", "gs=abc"], "a number")
     _fails(["trace", "convert", str(bad), str(tmp_path / "x"), "--compress", "zip"], "--compress")
+    # conflicting or ignored options: refused, not resolved silently
+    gen = ["trace", "gen", "stride", "--out", str(tmp_path / "o")]
+    _fails([*gen, "--gs", "4", "-p", "gs=8"], "--gs and --param gs")
+    _fails([*gen, "-p", "ctas=16", "-p", "ctas=8"], "--param ctas given twice")
+    _fails([*gen, "--format", "store", "--compress", "xz"], "a store is binary")
+    _fails(["trace", "convert", "builtin:vecadd?ctas=2", str(tmp_path / "s.mdmtrace"),
+            "--compress", "xz"], "a store is binary")  # fmt: skip
+    assert not (tmp_path / "o").exists()
 
 
 def test_unknown_opcode_cli(tmp_path: Path, pytorch_pow_dir: Path) -> None:

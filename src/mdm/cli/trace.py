@@ -160,6 +160,8 @@ def convert(
         if compress not in (None, "xz", "gz"):
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
+        if compress is not None and kind == "store":
+            raise ConfigError(None, "--compress is for --format accelsim (a store is binary)")
         src_dir = src if src.is_dir() else src.parent
         if src.exists() and out.resolve() == src_dir.resolve():
             raise ConfigError(None, f"{out} is the input trace's folder: write to another one")
@@ -192,13 +194,19 @@ def gen(
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
                 raise ConfigError(None, f"--param expected key=value, got {item!r}")
+            if key.strip() in params:
+                raise ConfigError(None, f"--param {key.strip()} given twice")
             params[key.strip()] = parse_param_value(value.strip())
         for name, given in (("gs", gs), ("ctas", ctas)):
             if given is not None:
+                if name in params:
+                    raise ConfigError(None, f"--{name} and --param {name}=...: give one")
                 params[name] = given
         workload_params(workload, params)  # the name and parameters, before any work
         if compress not in (None, "xz", "gz"):
             raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
+        if compress is not None and fmt == "store":
+            raise ConfigError(None, "--compress is for --format accelsim (a store is binary)")
         app_trace = generate(workload, seed=seed, **params)
         written = _write(app_trace, out, fmt, compress)
         n = sum(k.n_instructions for k in app_trace.kernels)
