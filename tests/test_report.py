@@ -111,3 +111,24 @@ def test_stacked_and_grouped_bars_keep_the_legend_beside_the_axes(
     for stem in ("stack", "bars"):
         svg = (tmp_path / f"{stem}.svg").read_text()
         assert "dram" in svg  # the legend's text is in the saved image
+
+
+def test_sweep_heatmap_titles_say_when_cells_average(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A heatmap over the first two swept fields averages the points that differ in a
+    third field (or a delta); its title says so then, and only then."""
+    from mdm.report import figures
+
+    titles: list[str] = []
+
+    def record(*args: object, title: str = "", **kw: object) -> list[Path]:
+        titles.append(title)
+        return []
+
+    monkeypatch.setattr(figures, "heatmap", record)
+    table = _sweep_table()
+    sweep_report(table, tmp_path / "two", ["n_sm", "dram.bandwidth_gbps"], "t")
+    assert titles and not any("mean over" in t for t in titles)
+    titles.clear()
+    three = pd.concat([table.assign(clk=1.0), table.assign(clk=2.0)], ignore_index=True)
+    sweep_report(three, tmp_path / "three", ["n_sm", "dram.bandwidth_gbps", "clk"], "t")
+    assert titles and all(t.endswith("(mean over other fields)") for t in titles)

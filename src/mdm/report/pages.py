@@ -42,6 +42,8 @@ def sweep_report(
                 title=f"{wl}: IPC vs {f} (mean over other fields)",
             )
         if len(numeric) >= 2:
+            # a cell averages the points that differ in another field or delta
+            averaged = len(numeric) > 2 or ("delta" in g and g["delta"].nunique() > 1)
             for m, gm in g.groupby("model", sort=False):
                 paths += figures.heatmap(
                     gm,
@@ -49,7 +51,7 @@ def sweep_report(
                     numeric[1],
                     "ipc",
                     figs / f"{_safe(wl)}_{_safe(str(m))}_heatmap",
-                    title=f"{wl} / {m}: IPC",
+                    title=f"{wl} / {m}: IPC" + (" (mean over other fields)" if averaged else ""),
                 )
         sections.append(Section(str(wl), figures=paths))
     skipped = ""
