@@ -132,3 +132,23 @@ def test_sweep_heatmap_titles_say_when_cells_average(tmp_path: Path, monkeypatch
     three = pd.concat([table.assign(clk=1.0), table.assign(clk=2.0)], ignore_index=True)
     sweep_report(three, tmp_path / "three", ["n_sm", "dram.bandwidth_gbps", "clk"], "t")
     assert titles and all(t.endswith("(mean over other fields)") for t in titles)
+
+
+def test_cpi_stack_legend_lists_the_components_the_rows_have(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Components no row has (MWP-CWP's ``sync`` beside an MDM stack) stay out of the
+    bars and the legend."""
+    import matplotlib.axes
+
+    from mdm.report import figures
+
+    labels: list[str] = []
+    real = matplotlib.axes.Axes.bar
+
+    def bar(self, *args, label: str = "", **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        labels.append(label)
+        return real(self, *args, label=label, **kw)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", bar)
+    df = pd.DataFrame({"w": ["a", "b"], "cpi_base": [1.0, 2.0], "cpi_sync": [np.nan, 0.0]})
+    figures.cpi_stacks(df, "w", ["cpi_base", "cpi_sync"], tmp_path / "s")
+    assert labels == ["base"]

@@ -157,11 +157,15 @@ def predicted_vs_measured(
 def cpi_stacks(
     df: pd.DataFrame, label: str, components: Sequence[str], stem: str | Path, title: str = ""
 ) -> list[Path]:
-    """Stacked CPI bars, one bar per row labelled by ``label`` (Fig. 14 style)."""
+    """Stacked CPI bars, one bar per row labelled by ``label`` (Fig. 14 style); a
+    component that no row has (another model's, e.g. MWP-CWP's ``sync``) is left out of
+    the bars and the legend."""
     fig, ax = plt.subplots(figsize=(max(5.0, 0.5 * len(df) + 2), 3.8))
     bottom = np.zeros(len(df))
     x = np.arange(len(df))
     for c in components:
+        if not df[c].fillna(0.0).to_numpy(dtype=float).any():
+            continue
         v = df[c].fillna(0.0).to_numpy(dtype=float)
         ax.bar(x, v, 0.7, bottom=bottom, label=c.removeprefix("cpi_"))
         bottom += v
