@@ -82,6 +82,11 @@ def test_validation_report(tmp_path: Path) -> None:
     assert "speedups_a.svg" in (tmp_path / "report.html").read_text()
     assert '"mean_abs_error_nmd": null' in (tmp_path / "summary.json").read_text()
     assert "fig5_a.svg" in (tmp_path / "report.html").read_text()
+    # runs chosen without a baseline: no empty Fig. 5 chart
+    sweep_only = ValidationResult(runs.iloc[[1]], empty, empty, empty, empty, summary)
+    validation_report(sweep_only, tmp_path / "s")
+    assert not (tmp_path / "s" / "figures" / "fig5_a.svg").exists()
+    assert (tmp_path / "s" / "figures" / "sweeps_a.svg").exists()
 
 
 def test_stacked_and_grouped_bars_keep_the_legend_beside_the_axes(

@@ -86,16 +86,18 @@ def validation_report(res: Any, out: str | Path) -> Path:
     for arch, g in runs.groupby("arch"):
         base = g[g["sweep_param"] == "baseline"].copy()
         base["workload"] = base["workload"] + " (" + base["class"] + ")"
-        paths = figures.grouped_bars(
-            base,
-            "workload",
-            "model",
-            "abs_error",
-            figs / f"fig5_{_safe(str(arch))}",
-            title=f"{arch}: |IPC error| at baseline (paper 001 eq. 11, Fig. 5 style)",
-            ylabel="|IPC error|",
-            percent=True,
-        )
+        paths = []
+        if len(base):  # runs chosen without a baseline have no Fig. 5 chart
+            paths += figures.grouped_bars(
+                base,
+                "workload",
+                "model",
+                "abs_error",
+                figs / f"fig5_{_safe(str(arch))}",
+                title=f"{arch}: |IPC error| at baseline (paper 001 eq. 11, Fig. 5 style)",
+                ylabel="|IPC error|",
+                percent=True,
+            )
         sweeps = g[(g["sweep_param"] != "baseline") & (g["class"] != "calib")]
         if len(sweeps):
             sw = sweeps.copy()
