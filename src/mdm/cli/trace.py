@@ -103,6 +103,17 @@ def _kernel_table(per: list[dict[str, Any]], most: int) -> None:
 _TRACE_FILES = (".traceg", ".traceg.xz", ".traceg.gz")
 
 
+def _check_output(fmt: str, compress: str | None) -> None:
+    """``--format`` and ``--compress`` of ``trace gen`` and ``trace convert``, checked
+    before any work."""
+    if fmt not in ("store", "accelsim"):
+        raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
+    if compress not in (None, "xz", "gz"):
+        raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
+    if compress is not None and fmt == "store":
+        raise ConfigError(None, "--compress is for --format accelsim (a store is binary)")
+
+
 def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
     """Write ``app_trace`` (read one kernel at a time when lazy) to ``out`` atomically:
     into a temp folder beside it that replaces ``out`` only once every kernel is
@@ -113,8 +124,6 @@ def _write(app_trace: Any, out: Path, fmt: str, compress: str | None) -> Path:
     from mdm.traces import save_store, write_app
     from mdm.traces.store import is_store
 
-    if fmt not in ("store", "accelsim"):
-        raise ConfigError(None, f"--format must be 'accelsim' or 'store', not {fmt!r}")
     if out.is_dir() and any(out.iterdir()) and not is_store(out):
         if not (out / "kernelslist.g").is_file():
             raise ConfigError(
@@ -157,11 +166,8 @@ def convert(
     with cli_errors():
         from mdm.traces.store import STORE_SUFFIX
 
-        if compress not in (None, "xz", "gz"):
-            raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
         kind = fmt or ("store" if out.name.endswith(STORE_SUFFIX) else "accelsim")
-        if compress is not None and kind == "store":
-            raise ConfigError(None, "--compress is for --format accelsim (a store is binary)")
+        _check_output(kind, compress)
         src_dir = src if src.is_dir() else src.parent
         if src.exists() and out.resolve() == src_dir.resolve():
             raise ConfigError(None, f"{out} is the input trace's folder: write to another one")
@@ -203,10 +209,7 @@ def gen(
                     raise ConfigError(None, f"--{name} and --param {name}=...: give one")
                 params[name] = given
         workload_params(workload, params)  # the name and parameters, before any work
-        if compress not in (None, "xz", "gz"):
-            raise ConfigError(None, f"--compress must be 'xz' or 'gz', not {compress!r}")
-        if compress is not None and fmt == "store":
-            raise ConfigError(None, "--compress is for --format accelsim (a store is binary)")
+        _check_output(fmt, compress)
         app_trace = generate(workload, seed=seed, **params)
         written = _write(app_trace, out, fmt, compress)
         n = sum(k.n_instructions for k in app_trace.kernels)
