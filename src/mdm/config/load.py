@@ -83,9 +83,12 @@ def _validated(data: dict[str, Any], source: str) -> GPUConfig:
 
 def is_preset(name: str) -> bool:
     """Whether ``name`` is a built-in preset's name (no path separator)."""
-    return (
-        "/" not in name and (resources.files("mdm.config") / "presets" / f"{name}.toml").is_file()
-    )
+    return "/" not in name and _preset_file(name).is_file()
+
+
+def _preset_file(name: str) -> Any:
+    """The packaged TOML of preset ``name`` (an importlib resource)."""
+    return resources.files("mdm.config") / "presets" / f"{name}.toml"
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, Any]:
@@ -173,8 +176,7 @@ def _read(
             ) from None
         return text, str(path), fmt, path.parent
     name = str(preset_or_path)
-    res = resources.files("mdm.config") / "presets" / f"{name}.toml"
-    if "/" in name or not res.is_file():
+    if not is_preset(name):
         presets = f"presets are {', '.join(list_presets())}"
         if base_of is not None:
             raise ConfigError(
@@ -188,6 +190,7 @@ def _read(
             ".yaml, .yml or .json, or be a gpgpusim.config (or a folder holding one) or "
             f"an Accel-Sim log ({', '.join(LOG_SUFFIXES)})",
         )
+    res = _preset_file(name)
     return res.read_text(), f"preset {name} ({res})", ".toml", None
 
 

@@ -219,11 +219,16 @@ KERNEL_COLUMNS = [
 LOGGED_OPTIONS = ("-gpgpu_kernel_launch_latency", "-gpgpu_TB_launch_latency")
 
 
+def run_log(ref: Path, run_id: str) -> Path:
+    """Where the reference folder ``ref`` keeps run ``run_id``'s Accel-Sim log."""
+    return ref / "logs" / f"{run_id}.log.xz"
+
+
 def run_options(ref: Path, run_id: str, extra: str) -> str:
     """A run's ``extra_options`` followed by the :data:`LOGGED_OPTIONS` values its log's
     option dump shows (:func:`~mdm.explore.accelsim_log.log_options`), when
     ``logs/<run_id>.log.xz`` exists."""
-    log = ref / "logs" / f"{run_id}.log.xz"
+    log = run_log(ref, run_id)
     if not log.is_file():
         return extra
     logged = log_options(log, LOGGED_OPTIONS)
@@ -348,7 +353,7 @@ def validate(
         if unknown:
             raise ConfigError(ref / "results.csv", f"unknown run id(s) {unknown}")
         table = table[table["run_id"].isin(run_ids)].reset_index(drop=True)
-    no_log = [r for r in table["run_id"] if not (ref / "logs" / f"{r}.log.xz").is_file()]
+    no_log = [r for r in table["run_id"] if not run_log(ref, r).is_file()]
     if no_log:
         warnings.warn(
             MdmWarning(
@@ -462,7 +467,7 @@ def _kernel_errors(
     rows = []
     kp = pred[pred["kernel"].astype(str) != "total"]
     for rec in table.itertuples(index=False):
-        log_path = ref / "logs" / f"{rec.run_id}.log.xz"
+        log_path = run_log(ref, rec.run_id)
         if not (use_logs and log_path.exists()):
             continue
         log = parse_log(log_path)
