@@ -115,6 +115,23 @@ def test_named_cases_are_what_their_names_say() -> None:
     )
 
 
+@pytest.mark.parametrize("model", ALL_MODELS)
+def test_the_longest_warp_bounds_every_model(model: str) -> None:
+    """A kernel ends only when its longest warp does (:mod:`mdm.models.roofline`): with
+    that warp's single-warp cycles above every other term, each model predicts exactly
+    them, the excess in ``dependency``; below, it changes nothing."""
+    inp = CASES["nmd-small"]
+    m = get_model(model)
+    free = m.predict_kernel(inp)
+    short = m.predict_kernel(KernelInput(**{**inp.__dict__, "longest_warp_cycles": 1.0}))
+    assert (short.cycles, short.cpi_stack) == (free.cycles, free.cpi_stack)
+    long = 10 * free.cycles
+    p = check_basic(model, KernelInput(**{**inp.__dict__, "longest_warp_cycles": long}))
+    assert p.cycles == pytest.approx(long, rel=1e-12)
+    dep = p.cpi_stack["dependency"] - free.cpi_stack.get("dependency", 0.0)
+    assert dep * p.warp_insts == pytest.approx(long - free.cycles, rel=1e-9)
+
+
 def test_bad_inputs_are_rejected_with_the_kernel_name() -> None:
     inp = CASES["nmd"]
     empty = KernelInput(**{**inp.__dict__, "total_warp_insts": 0, "name": "k0"})
@@ -149,9 +166,11 @@ def kernel_inputs(draw: st.DrawFn) -> KernelInput:
     sms = draw(st.integers(1, 28))
     full = warps // wpb * sms
     n_blocks = draw(st.integers(1, 3 * full))
-    return kernel_input_from_profile(
+    inp = kernel_input_from_profile(
         gpu, prof, warps_per_sm=warps, active_sms=sms, warps_per_block=wpb, n_blocks=n_blocks
     )
+    longest = draw(st.sampled_from([0.0, 0.0, 50.0, 2_000.0, 200_000.0]))
+    return KernelInput(**{**inp.__dict__, "longest_warp_cycles": longest})
 
 
 @pytest.mark.parametrize("model", ALL_MODELS)

@@ -388,3 +388,31 @@ def test_with_updates_merges_a_table_given_as_a_mapping() -> None:
     nested = gpu.with_updates({"l1": {"mshr_entries": 8}, "n_sm": 14})
     assert nested == gpu.with_updates({"l1.mshr_entries": 8, "n_sm": 14})
     assert nested.l1.ways == gpu.l1.ways and nested.l1.mshr_entries == 8
+
+
+def test_a_kernel_of_idle_warps_ends_with_its_busy_ones() -> None:
+    """``vecadd`` on 4 blocks adds 72 elements with 32 warps: warps 0-2 load, add and
+    store, the 29 others exit at once and form the representative's cluster. No model
+    predicts the kernel faster than warp 0 alone, which waits for two loads that miss
+    the L1 (before the longest-warp bound, every interval model predicted 19 cycles,
+    less than one L2 hit)."""
+    from mdm.config import load_gpu
+    from mdm.models.base import model_names
+    from mdm.profile.interval import gpu_latencies, warp_cycles
+    from mdm.traces.workloads import generate
+
+    g = load_gpu("mdm_pascal")
+    app = generate("vecadd", ctas=4)
+    pk = prepare(app).kernels[0]
+    k = pk.kernel
+    sizes = np.diff(k.warp_ptr)
+    assert pk.long_warp < 3 <= pk.rep_warp and sizes[pk.rep_warp] < sizes[pk.long_warp]
+    pred = predict_app(app, g, model_names())
+    inp = pred.inputs[0]
+    assert inp.longest_warp_cycles > g.l1.hit_latency_cycles + g.l2_hit_latency_cycles
+    lat = gpu_latencies(g, inp.cache.per_pc)
+    alone = [warp_cycles(k, w, lat, g.sm.issue_width) for w in range(3)]
+    assert inp.longest_warp_cycles == pytest.approx(max(alone))
+    for m in model_names():
+        assert pred.cycles(m) >= inp.longest_warp_cycles * (1 - 1e-12), m
+    assert pred.cycles("mdm") == pytest.approx(inp.longest_warp_cycles)

@@ -24,6 +24,7 @@ from mdm.profile.interval import (
     exec_unit_costs,
     gpu_latencies,
     interval_profile,
+    warp_cycles,
     warp_summaries,
 )
 from mdm.traces.model import InstrClass as C
@@ -61,6 +62,20 @@ def test_golden_intervals_every_gap() -> None:
     # warp alone is done when its store is acknowledged: 112 cycles
     assert p.total_insts + p.total_stall == 112
     assert p.warp == 0
+
+
+def test_warp_cycles_golden() -> None:
+    """A warp's single-warp cycles (the models' latency floor): 6 instructions issued
+    and the store acknowledged at 112 (worked above); at issue width 2 the instructions
+    count half, the stall (106) is the walk's."""
+    k = kernel_from_warps([[(C.INT, [1], [0])], GOLDEN_WARP, []])
+    assert warp_cycles(k, 1, lat_table()) == 112.0
+    assert warp_cycles(k, 1, lat_table(), issue_width=2) == 3.0 + 106.0
+    # one INT of latency 4: issued at 0, its result ready at 4
+    assert warp_cycles(k, 0, lat_table()) == 4.0
+    assert warp_cycles(k, 2, lat_table()) == 0.0
+    with pytest.raises(IndexError, match="no warp 3"):
+        warp_cycles(k, 3, lat_table())
 
 
 def test_golden_intervals_merged() -> None:
@@ -242,6 +257,7 @@ def test_matches_slow_reference(warps: list, thr: float) -> None:
         # totals do not depend on the threshold; warp_summaries agrees with the walk
         assert n_all[w] == len(insts)
         assert s_all[w] == pytest.approx(sum(ss))
+        assert warp_cycles(k, w, lat) == pytest.approx(len(insts) + sum(ss))
         if thr == 0:
             assert np.all(p.stall[:-1] > 0)
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from mdm.profile.handmade import kernel_from_warps
-from mdm.profile.representative import representative_warp, select_from_summaries
+from mdm.profile.representative import (
+    longest_from_summaries,
+    representative_warp,
+    select_from_summaries,
+)
 from mdm.traces.model import InstrClass as C
 
 
@@ -75,3 +79,13 @@ def test_scikit_learn_is_imported_only_to_cluster() -> None:
         "assert 'sklearn' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_longest_warp() -> None:
+    """The warp of the largest ``n + S``, ties to the lowest index; not the
+    representative when the long warps are few."""
+    n = np.array([10.0, 10.0, 5.0, 10.0, 10.0])
+    s = np.array([0.0, 90.0, 95.0, 0.0, 0.0])
+    assert longest_from_summaries(n, s) == 1
+    assert select_from_summaries(n, s) != 1
+    assert longest_from_summaries(np.zeros(3), np.zeros(3)) == 0

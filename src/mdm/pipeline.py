@@ -58,8 +58,10 @@ from mdm.profile.interval import (
     gpu_latencies,
     interval_profile,
     shared_bank_passes,
+    warp_cycles,
+    warp_summaries,
 )
-from mdm.profile.representative import representative_warp
+from mdm.profile.representative import longest_from_summaries, select_from_summaries
 from mdm.traces.model import AnyApp, AppTrace, InstrClass, KernelTrace, Memcpy, popcount32
 
 #: Line size of the architecture-independent coalescing test (bytes).
@@ -76,6 +78,9 @@ class PreparedKernel:
     mix: InstructionMix
     total_warp_insts: int
     total_thread_insts: int
+    #: the warp that takes longest alone at default latencies
+    #: (:func:`mdm.profile.representative.longest_from_summaries`)
+    long_warp: int = 0
     #: the host-to-device copies listed between the previous kernel and this one, which
     #: the cache simulation applies first (``l2.fill_on_memcpy``)
     copies: tuple[Memcpy, ...] = ()
@@ -165,11 +170,15 @@ def prepare_kernel(
 ) -> PreparedKernel:
     """Representative warp, mix and totals of one kernel (``copies``: the host-to-device
     copies listed just before it)."""
-    rep = representative_warp(kernel) if kernel.n_warps else 0
+    rep = long = 0
+    if kernel.n_warps:
+        n, s = warp_summaries(kernel)
+        rep, long = select_from_summaries(n, s), longest_from_summaries(n, s)
     return PreparedKernel(
         index=index,
         kernel=kernel,
         rep_warp=rep,
+        long_warp=long,
         mix=instruction_mix(kernel),
         total_warp_insts=kernel.n_instructions,
         total_thread_insts=int(popcount32(kernel.mask).sum(dtype=np.int64)),
@@ -460,6 +469,12 @@ def kernel_input(
                 if isinstance(col, np.ndarray):
                     col.flags.writeable = False  # shared by the memo's users
             profiles[key] = prof
+    long_key = ("longest_warp", *key)
+    long_cycles = None if profiles is None else profiles.get(long_key)
+    if long_cycles is None:
+        long_cycles = warp_cycles(k, pk.long_warp, lat, gpu.sm.issue_width) if k.n_warps else 0.0
+        if profiles is not None:
+            profiles[long_key] = long_cycles
     w, bps, sms, limit = _occupancy(gpu, k, nregs_policy)
     passes_key = ("shared_bank_passes", shared)
     passes = None if profiles is None else profiles.get(passes_key)
@@ -482,6 +497,7 @@ def kernel_input(
         cache=stats,
         occupancy_limit=limit,
         shared_bank_passes=passes,
+        longest_warp_cycles=long_cycles,
     )
 
 

@@ -68,6 +68,10 @@ class KernelInput:
     # per shared-memory PC of the representative warp, mean bank passes per execution
     # (1: no conflict; mdm.profile.interval.shared_bank_passes), for reports
     shared_bank_passes: dict[int, float] = field(default_factory=dict)
+    # single-warp cycles, on this configuration, of the warp that takes longest alone
+    # (mdm.profile.interval.warp_cycles of PreparedKernel.long_warp): no execution of
+    # the kernel ends sooner (the roofline's latency bound); 0 when not known
+    longest_warp_cycles: float = 0.0
 
     @property
     def n_warps(self) -> int:

@@ -23,8 +23,10 @@ Kernel cycles (an open choice, decided here):
   kernel's bandwidth bound (the half-latency heuristic of eq. 9 halves the queue
   time of NMD intervals whatever the traffic; GPUMech's M/D/1 queue is per
   interval). No execution can beat ``max(compute, NoC bytes/B, DRAM bytes/B)``
-  from the cache statistics, so cycles are ``max(eq. (1) cycles, roofline)``; the
-  excess goes to the binding component of the CPI stack and ``details`` records
+  from the cache statistics, nor its longest warp alone (the representative can be
+  far shorter: :mod:`mdm.models.roofline`), so cycles are ``max(eq. (1) cycles,
+  roofline)``; the excess goes to the binding component of the CPI stack
+  (``dependency`` for the longest warp) and ``details`` records
   ``cycles_eq1``, ``roofline_cycles`` and ``roofline_bound`` (1.0 when it binds).
 
 CPI stack (cycles per warp instruction of the whole GPU): ``C_i - S_i`` is split

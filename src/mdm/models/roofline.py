@@ -1,6 +1,6 @@
 """Roofline bound: the fewest cycles any kernel execution can take.
 
-``cycles = max(compute, NoC, DRAM)`` with
+``cycles = max(compute, NoC, DRAM, latency)`` with
 
 * compute: ``total_warp_insts x`` :func:`sm_cycles_per_inst` ``/ active_sms``, the
   whole kernel issued at the SMs' peak rate: ``1 / (schedulers x issue_width)`` cycles
@@ -12,11 +12,21 @@
   a sector for a sectored L2 (the cache simulation counts one access per sector: a
   non-sectored L1's line miss is 4 of them), else the L1 request (a line, or a sector
   for a sectored L1);
-* DRAM: ``(dram_read_bytes + dram_write_bytes) / dram_bytes_per_cycle``.
+* DRAM: ``(dram_read_bytes + dram_write_bytes) / dram_bytes_per_cycle``;
+* latency: :attr:`~mdm.models.base.KernelInput.longest_warp_cycles`, the single-warp
+  cycles of the warp that takes longest alone (its instructions at the full issue
+  width and its uncontended stalls, with the configuration's latencies): a kernel ends
+  only when its last warp does, however many SMs and however much bandwidth it has.
+
+The latency bound (an addition to the throughput roofline, decided here) matters where
+the representative warp is much shorter than the kernel's longest: GPUMech's selection
+takes the largest cluster, which can be the idle warps of a kernel whose few busy warps
+decide its time (``builtin:vecadd?ctas=4``: 72 elements on 32 warps, 29 of them exit at
+once; every interval model predicted 19 cycles, less than one L2 hit, before it).
 
 Every other model is floored at this bound (see :mod:`mdm.models.interval`).
 The CPI stack puts the compute bound in ``base`` and the excess of the binding
-memory bound in ``noc`` or ``dram``.
+memory bound in ``noc`` or ``dram``, of the latency bound in ``dependency``.
 """
 
 from __future__ import annotations
@@ -56,15 +66,19 @@ class RooflineBound:
     compute: float
     noc: float
     dram: float
+    latency: float = 0.0
 
     @property
     def cycles(self) -> float:
-        return max(self.compute, self.noc, self.dram)
+        return max(self.compute, self.noc, self.dram, self.latency)
 
     @property
     def binding(self) -> str:
-        """``base`` (compute), ``noc`` or ``dram``: the CPI component of the largest bound."""
-        return max((self.compute, "base"), (self.noc, "noc"), (self.dram, "dram"))[1]
+        """``base`` (compute), ``noc``, ``dram`` or ``dependency`` (latency): the CPI
+        component of the largest bound (ties: the first in that order)."""
+        named = ((self.compute, "base"), (self.noc, "noc"), (self.dram, "dram"))
+        best = max(named, key=lambda t: t[0])
+        return "dependency" if self.latency > best[0] else best[1]
 
 
 def issue_factor(inp: KernelInput) -> float:
@@ -104,12 +118,12 @@ def roofline_bound(inp: KernelInput) -> RooflineBound:
     compute = inp.total_warp_insts * sm_cycles_per_inst(inp) / inp.active_sms
     noc = inp.cache.l2_accesses * l2_access_bytes(gpu) / noc_bytes_per_cycle(gpu, inp.active_sms)
     dram = (inp.cache.dram_read_bytes + inp.cache.dram_write_bytes) / gpu.dram_bytes_per_cycle
-    return RooflineBound(float(compute), float(noc), float(dram))
+    return RooflineBound(float(compute), float(noc), float(dram), float(inp.longest_warp_cycles))
 
 
 @register
 class Roofline(Model):
-    """max(compute issue bound, NoC bytes / bandwidth, DRAM bytes / bandwidth)."""
+    """max(compute issue bound, NoC bytes / bandwidth, DRAM bytes / bandwidth, longest warp)."""
 
     name = "roofline"
     description = "Roofline bound from the cache statistics (a lower bound on cycles)"
@@ -119,7 +133,7 @@ class Roofline(Model):
             raise ValueError(f"kernel {inp.name!r}: total_warp_insts must be > 0")
         b = roofline_bound(inp)
         cycles = b.cycles
-        stack = {"base": b.compute, "noc": 0.0, "dram": 0.0}
+        stack = {"base": b.compute, "dependency": 0.0, "noc": 0.0, "dram": 0.0}
         if b.binding != "base":
             stack[b.binding] = cycles - b.compute
         n = inp.total_warp_insts
@@ -129,5 +143,10 @@ class Roofline(Model):
             cycles=cycles,
             warp_insts=n,
             cpi_stack={k: v / n for k, v in stack.items()},
-            details={"compute_cycles": b.compute, "noc_cycles": b.noc, "dram_cycles": b.dram},
+            details={
+                "compute_cycles": b.compute,
+                "noc_cycles": b.noc,
+                "dram_cycles": b.dram,
+                "latency_cycles": b.latency,
+            },
         )

@@ -494,6 +494,31 @@ def warp_summaries(
     )
 
 
+def warp_cycles(
+    kernel: KernelTrace, warp: int, latencies: Latencies | None = None, issue_width: int = 1
+) -> float:
+    """Cycles warp ``warp`` of ``kernel`` takes alone: ``n / issue_width + S`` (its
+    instructions at the full issue width and its total uncontended stall, the scoreboard
+    walk of the module docstring), 0 for a warp without instructions."""
+    if not 0 <= warp < kernel.n_warps:
+        raise IndexError(f"kernel {kernel.name!r} has {kernel.n_warps} warps, no warp {warp}")
+    a, b = int(kernel.warp_ptr[warp]), int(kernel.warp_ptr[warp + 1])
+    if b == a:
+        return 0.0
+    dst = np.ascontiguousarray(kernel.dst[a:b])
+    src = np.ascontiguousarray(kernel.src[a:b])
+    lat = (latencies or default_latencies()).per_instruction(kernel.pc[a:b], kernel.iclass[a:b])
+    n, s = _all_warps(
+        np.array([0, b - a], np.int64),
+        dst,
+        src,
+        lat.astype(np.float64, copy=False),
+        kernel.iclass[a:b] == InstrClass.ST_GLOBAL,
+        _n_regs(dst, src),
+    )
+    return float(n[0]) / issue_width + float(s[0])
+
+
 def _reads_and_writes(kernel: KernelTrace, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
     """Which of instructions ``[a, b)`` read global memory (loads, and local or atomic
     accesses with a destination) and which write it (stores, the others)."""

@@ -52,6 +52,19 @@ def select_from_summaries(n_insts: np.ndarray, stall: np.ndarray) -> int:
     return int(candidates[members[int(np.argmin(d))]])
 
 
+def longest_from_summaries(n_insts: np.ndarray, stall: np.ndarray) -> int:
+    """Index of the warp that takes longest alone, ``argmax(n + S)`` (ties: lowest index).
+
+    The models floor a kernel's cycles at this warp's single-warp cycles on the
+    configuration (:attr:`mdm.models.base.KernelInput.longest_warp_cycles`); picked
+    with the same default latencies as the representative, once per kernel.
+    """
+    n = np.asarray(n_insts, dtype=np.float64)
+    if n.size == 0:
+        raise ValueError("a kernel with no warps has no longest warp")
+    return int(np.argmax(n + np.asarray(stall, dtype=np.float64)))
+
+
 def representative_warp(kernel: KernelTrace, latencies: Latencies | None = None) -> int:
     """Index (in ``kernel``'s warp order) of the representative warp (module docstring)."""
     n, s = warp_summaries(kernel, latencies)
