@@ -93,6 +93,7 @@ def test_validate_subset_errors_and_summary(reference_dir: Path) -> None:
     # per-kernel errors from the logs: stencil2d has 2 kernels
     k = res.kernels[(res.kernels["run_id"] == RUNS[0]) & (res.kernels["model"] == "mdm")]
     assert list(k["kernel"]) == [0, 1]
+    assert list(k["kernel_name"]) == [0, 1]  # the fake predictions name kernels 0, 1
 
 
 def test_speedup_error_per_sweep_point(reference_dir: Path) -> None:

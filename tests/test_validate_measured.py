@@ -116,6 +116,7 @@ def test_measured_equals_reference_path(reference_dir: Path, tmp_path: Path) -> 
         rid = row.run_id.rsplit("__k", 1)[0]
         want = rk.loc[(rid, row.model, row.kernel)]
         assert row.cycles_sim == want["cycles_sim"]
+        assert row.kernel_name == want["kernel_name"]
         assert row.error == pytest.approx(want["error"], rel=1e-12, abs=1e-15)
     assert len(mes.kernels) == 2 * len(models)
 

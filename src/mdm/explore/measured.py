@@ -565,6 +565,7 @@ def validate_measured(
             "run_id": kr["run_id"],
             "model": kr["model"],
             "kernel": kr["kernel_index"],
+            "kernel_name": kr["kernel_name"],
             "cycles_sim": kr["cycles_measured"],
             "cycles_model": kr["cycles"],
             "error": kr["error"],

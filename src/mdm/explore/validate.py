@@ -200,12 +200,15 @@ def cachesim_columns(pred: Any, kernel: int | None = None) -> dict[str, float]:
 
 #: Columns of the per-kernel table (``kernels.csv``): the log's cycles and, from the
 #: differences of its cumulative counters, the kernel's own miss rates
-#: (:func:`mdm.explore.accelsim_runs.kernel_miss_rates`) beside the cache simulation's
+#: (:func:`mdm.explore.accelsim_runs.kernel_miss_rates`) beside the cache simulation's.
+#: ``kernel`` is the launch's position from 0 (as a measured table's ``kernel`` index),
+#: ``kernel_name`` the trace's name for it.
 KERNEL_RATE_COLUMNS = [*CACHESIM_COLUMNS.values(), *CACHESIM_COLUMNS]
 KERNEL_COLUMNS = [
     "run_id",
     "model",
     "kernel",
+    "kernel_name",
     "cycles_sim",
     "cycles_model",
     "error",
@@ -491,6 +494,7 @@ def _kernel_errors(
                         "run_id": rec.run_id,
                         "model": model,
                         "kernel": i,
+                        "kernel_name": r["kernel"],
                         "cycles_sim": sim,
                         "cycles_model": r["cycles"],
                         # same instructions: IPC ratio = inverse cycle ratio (eq. 11)

@@ -133,7 +133,15 @@ def validation_report(res: Any, out: str | Path) -> Path:
     sections.append(Section("Summary per model", tables=[summ]))
     sections.append(Section("Per class", tables=[res.by_class]))
     sections.append(Section("Per sweep parameter", tables=[res.by_sweep]))
-    sections.append(Section("Spearman rank correlation of sweep trends", tables=[res.spearman]))
+    sections.append(
+        Section(
+            "Spearman rank correlation of sweep trends",
+            tables=[res.spearman],
+            text="model against reference IPC over each sweep's points and its baseline; "
+            "blank (not counted in mean_spearman) with fewer than 3 points, or where the "
+            "reference's or the model's IPC is the same at every point (nothing to rank)",
+        )
+    )
     want = ["run_id", "class", "model", "ipc_sim", "ipc_model", "error", "speedup_error"]
     cols = [c for c in want if c in runs]
     sections.append(Section("Per run", tables=[runs[cols]]))
