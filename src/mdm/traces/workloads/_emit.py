@@ -24,6 +24,7 @@ Conventions (they imitate the Pascal reference traces under
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from typing import TypeVar
 
 import numpy as np
@@ -218,6 +219,49 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 CHUNK_WARPS = 1 << 12
 
 
+def available_memory_bytes() -> int | None:
+    """Memory this process can still take: ``MemAvailable`` of ``/proc/meminfo``, or
+    less under a cgroup (v2) limit; None where neither can be read (not Linux)."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            used = int(f.read().strip())
+        if limit != "max":
+            found.append(max(int(limit) - used, 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def _check_projected_size(
+    name: str, parts: list[dict[str, np.ndarray]], done: int, total: int
+) -> None:
+    """MemoryError when the kernel's arrays, projected from its first ``done`` of
+    ``total`` blocks, would need more than the memory available: joining the chunks
+    holds them twice (a prediction also needs about twice the trace). Checked after
+    each chunk, so an oversized launch fails in seconds instead of being killed."""
+    held = sum(a.nbytes for p in parts for a in p.values())
+    projected = held * total / done
+    free = available_memory_bytes()
+    if free is not None and 2 * projected > held + free:
+        raise MemoryError(
+            f"kernel {name!r}: its trace would hold about {projected / 1e9:,.1f} GB "
+            f"(projected from its first {done:,} of {total:,} blocks) and needs about "
+            f"twice that while it is built and predicted; {(held + free) / 1e9:,.1f} GB "
+            "are available"
+        )
+
+
 def build_kernel(
     g: Geometry,
     body: Callable[[Geometry, Emitter], None],
@@ -242,6 +286,7 @@ def build_kernel(
         em = Emitter(sub.n_warps, opcodes)
         body(sub, em)
         parts.append(em.finish(sub))
+        _check_projected_size(name, parts, min(g.n_blocks, lo + per_chunk), g.n_blocks)
     arrays = _concat(parts)
     # Canonical opcode table: ids in order of first appearance in the trace (as a reader
     # assigns them), so the result does not depend on the chunking.
@@ -291,19 +336,46 @@ class Geometry:
         self.first_block = first_block
         end = self.n_blocks if end_block is None else end_block
         self.n_warps = (end - first_block) * self.warps_per_block
+
+    # The coordinates are computed on first use: a launch's whole geometry is only
+    # chunked by build_kernel, so its (warps, 32) arrays (about 2 KB per warp) would be
+    # dead weight; e.g. 80 MB for 5,000 blocks of 256 threads.
+    @cached_property
+    def block_lin(self) -> np.ndarray:
+        """Linear block index of each warp."""
         w = np.arange(self.n_warps, dtype=np.int64)
-        self.block_lin = first_block + w // self.warps_per_block
-        tid = (w % self.warps_per_block)[:, None] * WARP_SIZE + LANE_IDS[None, :]
-        #: thread index inside its block (linear), shape (warps, 32)
-        self.tid = tid
-        self.valid = tid < tpb
-        self.tx = tid % block[0]
-        self.ty = (tid // block[0]) % block[1]
-        bl = self.block_lin[:, None]
-        self.bx = bl % grid[0]
-        self.by = (bl // grid[0]) % grid[1]
-        #: global 1-D thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (1-D launches)
-        self.ix = self.bx * block[0] + self.tx
+        return self.first_block + w // self.warps_per_block
+
+    @cached_property
+    def tid(self) -> np.ndarray:
+        """Thread index inside its block (linear), shape (warps, 32)."""
+        w = np.arange(self.n_warps, dtype=np.int64)
+        return (w % self.warps_per_block)[:, None] * WARP_SIZE + LANE_IDS[None, :]
+
+    @cached_property
+    def valid(self) -> np.ndarray:
+        return self.tid < self.threads_per_block
+
+    @cached_property
+    def tx(self) -> np.ndarray:
+        return self.tid % self.block[0]
+
+    @cached_property
+    def ty(self) -> np.ndarray:
+        return (self.tid // self.block[0]) % self.block[1]
+
+    @cached_property
+    def bx(self) -> np.ndarray:
+        return self.block_lin[:, None] % self.grid[0]
+
+    @cached_property
+    def by(self) -> np.ndarray:
+        return (self.block_lin[:, None] // self.grid[0]) % self.grid[1]
+
+    @cached_property
+    def ix(self) -> np.ndarray:
+        """Global 1-D thread index ``blockIdx.x * blockDim.x + threadIdx.x`` (1-D launches)."""
+        return self.bx * self.block[0] + self.tx
 
     def all(self) -> Active:
         """Every existing thread of every warp."""
