@@ -132,6 +132,33 @@ def test_the_longest_warp_bounds_every_model(model: str) -> None:
     assert dep * p.warp_insts == pytest.approx(long - free.cycles, rel=1e-9)
 
 
+@pytest.mark.parametrize("model", [m for m in ALL_MODELS if m != "mwp-cwp"])
+def test_more_sms_never_slow_a_grid_smaller_than_a_wave(model: str) -> None:
+    """128 blocks of 8 warps on 16 to 127 SMs, the cache statistics fixed: the busiest SM
+    holds ``ceil(128 / SMs)`` blocks, and the wave's queues count the grid's warps, not
+    every SM at the busiest one's load (:func:`mdm.models.interval.partial_wave`). With
+    two blocks on the busiest SM, 64 to 127 SMs predict the same; before, 112 SMs
+    charged the queues of 224 blocks and predicted the kernel slower. (At 128 SMs and
+    one block each, the MDM family's MSHR-capped concurrency, ``#SMs x M``, doubles:
+    a different question.)"""
+    prev = math.inf
+    cycles = {}
+    for sms in (16, 28, 56, 64, 100, 112, 127):
+        busiest = -(-128 // sms)
+        inp = kernel_input_from_profile(
+            GPU.with_updates({"n_sm": sms}),
+            MD,
+            warps_per_sm=8 * busiest,
+            active_sms=min(sms, 128),
+            warps_per_block=8,
+            n_blocks=128,
+        )
+        cycles[sms] = check_basic(model, inp).cycles
+        assert cycles[sms] <= prev * (1 + 1e-12), (sms, cycles)
+        prev = cycles[sms]
+    assert cycles[127] == pytest.approx(cycles[64], rel=1e-12)
+
+
 def test_bad_inputs_are_rejected_with_the_kernel_name() -> None:
     inp = CASES["nmd"]
     empty = KernelInput(**{**inp.__dict__, "total_warp_insts": 0, "name": "k0"})

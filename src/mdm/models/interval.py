@@ -9,10 +9,11 @@ warp (and with it the W concurrent warps) needs: ``IPC^SM = W sum(n) / sum(...)`
 Kernel cycles (an open choice, decided here):
 
 * Waves: with ``waves = n_blocks / (blocks_per_sm * active_sms) <= 1`` there is one
-  wave with ``inp.warps_per_sm`` warps (the pipeline gives the actual occupancy).
-  Otherwise ``floor(waves)`` full waves run with ``W = warps_per_sm`` warps on
-  ``active_sms`` SMs, and the remaining ``tail_blocks`` blocks form a tail wave on
-  ``min(active_sms, tail_blocks)`` SMs with ``W_tail = ceil(tail_blocks / sms) *
+  wave with ``inp.warps_per_sm`` warps (the pipeline gives the actual occupancy: the
+  busiest SM's), on as many SMs as hold the grid's warps at that load
+  (:func:`partial_wave`). Otherwise ``floor(waves)`` full waves run with ``W =
+  warps_per_sm`` warps on ``active_sms`` SMs, and the remaining ``tail_blocks`` blocks
+  form a tail wave (:func:`partial_wave`) with ``W_tail = ceil(tail_blocks / sms) *
   warps_per_block`` warps each (a tail has less TLP and less contention).
 * The wave times are those of the representative warp; they are scaled by
   ``total_warp_insts / (n_warps * sum(n))`` so that a representative warp shorter
@@ -281,21 +282,39 @@ def check_input(inp: KernelInput) -> None:
 WaveFn = Callable[[KernelInput, int, int], WaveTerms]
 
 
+def partial_wave(blocks: int, sms: int, warps_per_block: int) -> tuple[int, int]:
+    """``(W, #SMs)`` of a wave of ``blocks`` blocks over ``sms`` SMs with room for all:
+    ``W`` the warps of the busiest SM, ``ceil(blocks / sms)`` blocks, whose time the wave
+    takes, and ``#SMs = ceil(blocks / (W / warps_per_block))``, so that ``#SMs x W``
+    counts the wave's warps (rounded up to whole SMs) rather than every SM at the
+    busiest one's load: eqs. (9)-(10) charge each of ``#SMs`` SMs ``W`` warps' requests.
+    E.g. 128 blocks on 112 SMs: W = 2 blocks' warps on 64 SMs, not 112 (224 blocks)."""
+    per_sm = math.ceil(blocks / sms)
+    return per_sm * warps_per_block, math.ceil(blocks / per_sm)
+
+
+def first_wave(inp: KernelInput) -> tuple[int, int]:
+    """``(W, #SMs)`` of the kernel's first (full) wave: ``(warps_per_sm, active_sms)``,
+    or :func:`partial_wave`'s when the grid does not fill one wave."""
+    if inp.waves < 1:
+        return partial_wave(inp.n_blocks, inp.active_sms, inp.warps_per_block)
+    return inp.warps_per_sm, inp.active_sms
+
+
 def tail_wave(inp: KernelInput) -> tuple[int, int] | None:
-    """``(W, #SMs)`` of the partial last wave when the blocks fill more than one wave and
-    leave a remainder, else None."""
+    """``(W, #SMs)`` (:func:`partial_wave`) of the partial last wave when the blocks fill
+    more than one wave and leave a remainder, else None."""
     if inp.waves > 1:
         full = math.floor(inp.waves)
         tail_blocks = inp.n_blocks - full * inp.blocks_per_sm * inp.active_sms
         if tail_blocks > 0:
-            sms_tail = min(inp.active_sms, tail_blocks)
-            return math.ceil(tail_blocks / sms_tail) * inp.warps_per_block, sms_tail
+            return partial_wave(tail_blocks, inp.active_sms, inp.warps_per_block)
     return None
 
 
 def final_wave(inp: KernelInput) -> tuple[int, int]:
-    """``(W, #SMs)`` of the kernel's last wave: :func:`tail_wave`'s, else the full wave's."""
-    return tail_wave(inp) or (inp.warps_per_sm, inp.active_sms)
+    """``(W, #SMs)`` of the kernel's last wave: :func:`tail_wave`'s, else the first's."""
+    return tail_wave(inp) or first_wave(inp)
 
 
 def predict_interval_model(
@@ -314,7 +333,7 @@ def predict_interval_model(
     """
     check_input(inp)
     waves = inp.waves
-    main = wave(inp, inp.warps_per_sm, inp.active_sms)
+    main = wave(inp, *first_wave(inp))
     last = main
     totals = main.totals()
     details = dict(main.details)
