@@ -110,3 +110,24 @@ def test_duplicate_keys_and_empty_files_are_errors(
     with pytest.raises(ConfigError, match=error) as err:
         load_gpu(str(path))
     assert str(err.value).startswith(str(path)) and "reads as" not in str(err.value)
+
+
+def test_l1_size_on_an_adaptive_carveout_warns_that_it_sets_only_the_sets():
+    """On a unified L1/shared array (v100) a kernel's L1 capacity is ``unified_bytes``
+    minus its carve-out: ``--set l1.size_bytes`` alone changes the sets, not the
+    capacity (QA: a sweep over it was flat), so it warns and says what to set."""
+    import warnings
+
+    from mdm.config import load_gpu
+    from mdm.errors import MdmWarning
+
+    v100 = load_gpu("v100")
+    with pytest.warns(MdmWarning, match="changes only the number of L1 sets"):
+        bigger = v100.with_updates({"l1.size_bytes": 4 * v100.l1.size_bytes})
+    assert bigger.l1.sets == 4 * v100.l1.sets
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v100.with_updates({"l1.size_bytes": 2 * v100.l1.size_bytes, "l1.unified_bytes": None})
+        v100.with_updates({"l1": {"unified_bytes": 262144}})
+        fixed = GPUConfig.model_validate(BASE)
+        fixed.with_updates({"l1.size_bytes": 2 * fixed.l1.size_bytes})

@@ -20,12 +20,13 @@ import difflib
 import math
 import types
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mdm.errors import ConfigError
+from mdm.errors import ConfigError, MdmWarning
 
 
 class _Strict(BaseModel):
@@ -220,7 +221,8 @@ class L1Config(_Strict):
         description="adaptive L1/shared carve-out (GPGPU-Sim -gpgpu_adaptive_cache_config): "
         "unified L1 + shared memory per SM; per kernel the L1 gets the unified size minus "
         "the smallest shared_carveouts_bytes option that holds the kernel's shared memory "
-        "(size_bytes is then the L1 of a kernel without shared memory). None = fixed L1",
+        "(size_bytes / (ways x line_bytes) then gives only the number of sets; the ways "
+        "follow from the carve-out). None = fixed L1 of size_bytes",
     )
     shared_carveouts_bytes: tuple[int, ...] = Field(
         default=(), description="shared memory carve-out options (-gpgpu_shmem_option)"
@@ -511,9 +513,25 @@ class GPUConfig(_Strict):
                 raise ConfigError(None, unknown_field_message(path))
             node[parts[-1]] = value
         try:
-            return GPUConfig.model_validate(data)
+            new = GPUConfig.model_validate(data)
         except ValidationError as exc:
             raise translate_validation_error(exc, None) from None
+        if (
+            "l1.size_bytes" in flat
+            and "l1.unified_bytes" not in flat
+            and new.l1.unified_bytes is not None
+        ):
+            warnings.warn(
+                MdmWarning(
+                    "l1.size_bytes changes only the number of L1 sets where the L1/shared "
+                    "carve-out is adaptive (l1.unified_bytes is set): a kernel's L1 holds "
+                    "l1.unified_bytes minus its shared-memory carve-out. To change the L1's "
+                    "capacity, set l1.unified_bytes (and l1.shared_carveouts_bytes), or "
+                    "l1.unified_bytes=none for a fixed L1 of l1.size_bytes"
+                ),
+                stacklevel=2,
+            )
+        return new
 
 
 def dotted_fields(data: dict[str, Any]) -> dict[str, Any]:
