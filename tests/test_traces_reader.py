@@ -467,3 +467,34 @@ def test_tma_address_lists_rejected(tmp_path: Path) -> None:
     text = text.replace("LDG.E.64 1 R2 8 1 0x1000 8", "UTMALDG.2D 1 R2 8 1 0x1000 8", 1)
     e = _err(tmp_path, text)
     assert "TMA" in e.message and e.line == _lineno(text, "UTMALDG")
+
+
+@pytest.mark.parametrize("suffix", ["", ".xz", ".gz"])
+def test_a_kernel_too_large_for_memory_is_refused_while_it_is_read(
+    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's arrays are projected from the share of its file read so far (the
+    compressed share for ``.xz`` and ``.gz``): beyond what the memory can hold with a
+    prediction's copy, the reader stops with the file named instead of being killed."""
+    from mdm.errors import MdmError
+    from mdm.traces import accelsim
+    from mdm.traces.workloads import generate
+
+    kt = generate("vecadd", ctas=64).kernels[0]
+    accelsim.write_kernel(kt, tmp_path / "k.traceg")
+    src = tmp_path / "k.traceg"
+    path = src if not suffix else tmp_path / f"k.traceg{suffix}"
+    if suffix == ".xz":
+        path.write_bytes(lzma.compress(src.read_bytes()))
+    elif suffix == ".gz":
+        path.write_bytes(gzip.compress(src.read_bytes()))
+    arrays = sum(
+        getattr(kt, k).nbytes
+        for k in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line", "addr_ptr", "addrs")
+    )
+    monkeypatch.setattr(accelsim, "_PROJECT_AFTER_BYTES", 0)
+    monkeypatch.setattr(accelsim, "available_memory_bytes", lambda: arrays // 2)
+    with pytest.raises(MdmError, match=r"k\.traceg.*would hold about .* GB in memory"):
+        read_kernel(path, chunk_bytes=4096)
+    monkeypatch.setattr(accelsim, "available_memory_bytes", lambda: 4 * arrays)
+    assert read_kernel(path, chunk_bytes=4096).equals(kt)

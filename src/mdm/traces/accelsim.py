@@ -28,14 +28,16 @@ import gzip
 import lzma
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal, cast
 
 import numpy as np
 
-from mdm.errors import TraceFormatError
+from mdm._memory import available_memory_bytes, gb
+from mdm.errors import MdmError, TraceFormatError
 from mdm.traces import _format as F
 from mdm.traces import _parse as P
 from mdm.traces.model import (
@@ -76,12 +78,42 @@ _DIM_RE = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)\s*$")
 
 
 # --------------------------------------------------------------------- opening
-def _open_binary(path: Path) -> IO[bytes]:
-    if path.name.endswith(".xz"):
-        return lzma.open(path, "rb")
-    if path.name.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
+@contextmanager
+def _open_binary(path: Path) -> Iterator[tuple[IO[bytes], Callable[[], int]]]:
+    """The file's text as bytes (decompressed), and how many of the file's own bytes
+    have been read so far (compressed ones for ``.xz`` and ``.gz``)."""
+    with open(path, "rb") as raw:
+        f: IO[bytes] = raw
+        if path.name.endswith(".xz"):
+            f = cast(IO[bytes], lzma.LZMAFile(raw))
+        elif path.name.endswith(".gz"):
+            f = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+        try:
+            yield f, raw.tell
+        finally:
+            if f is not raw:
+                f.close()
+
+
+#: Bytes read from a kernel's file before its size is projected (a smaller start, the
+#: header and the first blocks, says too little about the rest)
+_PROJECT_AFTER_BYTES = 1 << 20
+
+
+def _check_memory(path: Path, name: str, used: int, read: int, size: int) -> None:
+    """MdmError when the kernel's arrays, ``used`` bytes after ``read`` of the file's
+    ``size`` bytes, would outgrow the memory available once read and predicted (about
+    twice the arrays; :func:`mdm._memory.available_memory_bytes`)."""
+    if read < min(_PROJECT_AFTER_BYTES, size) or read <= 0:
+        return
+    projected = used * size / read
+    free = available_memory_bytes()
+    if free is not None and 2 * projected > used + free:
+        raise MdmError(
+            f"{path}: kernel {name!r} would hold about {gb(projected)} GB in memory "
+            f"(projected from the first {100 * read / size:.2g} % of the file) and needs "
+            f"about twice that to be predicted; {gb(used + free)} GB are available"
+        )
 
 
 def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes | memoryview]:
@@ -260,6 +292,19 @@ class _Out:
         new[:used] = a[:used]
         return new
 
+    def used_bytes(self, state: np.ndarray) -> int:
+        """Bytes of the arrays' filled parts (parser ``state``'s counts)."""
+        per_inst = sum(
+            getattr(self, k).itemsize * int(np.prod(getattr(self, k).shape[1:]))
+            for k in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line", "addr_ptr")
+        )
+        per_warp = sum(getattr(self, k).itemsize for k in ("warp_start", "warp_block", "warp_id"))
+        return (
+            int(state[P.S_NINST]) * per_inst
+            + int(state[P.S_NADDR]) * self.addrs.itemsize
+            + int(state[P.S_NWARP]) * per_warp
+        )
+
     def trim(self, n: int, nw: int, na: int) -> None:
         """Shrink every array to its used length, in place."""
         for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
@@ -317,7 +362,8 @@ def read_kernel(
     path = Path(path)
     if not path.is_file():
         raise TraceFormatError(path, None, "kernel trace file not found")
-    with _open_binary(path) as f:
+    size = path.stat().st_size
+    with _open_binary(path) as (f, read_so_far):
         try:
             first = f.read(max(chunk_bytes, 1 << 16))
         except (lzma.LZMAError, zlib.error, EOFError, OSError) as exc:
@@ -359,6 +405,7 @@ def read_kernel(
                     out.warp_start, out.warp_block, out.warp_id,
                 )  # fmt: skip
                 if status == P.OK:
+                    _check_memory(path, hdr.name, out.used_bytes(state), read_so_far(), size)
                     break
                 start = off
                 if status == P.GROW_INST:

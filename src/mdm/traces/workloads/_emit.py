@@ -29,6 +29,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from mdm._memory import available_memory_bytes, gb
 from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, InstrClass, KernelTrace
 
 BINARY_VERSION = 61
@@ -219,30 +220,6 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 CHUNK_WARPS = 1 << 12
 
 
-def available_memory_bytes() -> int | None:
-    """Memory this process can still take: ``MemAvailable`` of ``/proc/meminfo``, or
-    less under a cgroup (v2) limit; None where neither can be read (not Linux)."""
-    found: list[int] = []
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    found.append(int(line.split()[1]) * 1024)
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        with open("/sys/fs/cgroup/memory.max") as f:
-            limit = f.read().strip()
-        with open("/sys/fs/cgroup/memory.current") as f:
-            used = int(f.read().strip())
-        if limit != "max":
-            found.append(max(int(limit) - used, 0))
-    except (OSError, ValueError):
-        pass
-    return min(found) if found else None
-
-
 def _check_projected_size(
     name: str, parts: list[dict[str, np.ndarray]], done: int, total: int
 ) -> None:
@@ -255,9 +232,9 @@ def _check_projected_size(
     free = available_memory_bytes()
     if free is not None and 2 * projected > held + free:
         raise MemoryError(
-            f"kernel {name!r}: its trace would hold about {projected / 1e9:,.1f} GB "
+            f"kernel {name!r}: its trace would hold about {gb(projected)} GB "
             f"(projected from its first {done:,} of {total:,} blocks) and needs about "
-            f"twice that while it is built and predicted; {(held + free) / 1e9:,.1f} GB "
+            f"twice that while it is built and predicted; {gb(held + free)} GB "
             "are available"
         )
 
