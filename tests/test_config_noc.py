@@ -74,6 +74,21 @@ def test_noc_gbps_caps():
         gpu.noc_gbps(0)
 
 
+def test_noc_gbps_is_capped_by_the_l2_banks_ports():
+    """Every reply leaves through its L2 bank's port, one packet per cycle at the SM
+    port's rate (as the cache simulation's bank ports serve them): with fewer banks
+    than that covers, the banks' ports bound the NoC. QA: ``l2.banks = 1`` on
+    mdm_pascal left every model at the 24-bank prediction while the cache simulation
+    took 17x longer."""
+    gpu = load_gpu("mdm_pascal")
+    port = gpu.noc.sm_port_gbps
+    assert gpu.noc_gbps(28) == gpu.noc.bandwidth_gbps < 24 * port  # the preset: unbound
+    for banks in (1, 4, 16):
+        few = gpu.with_updates({"l2.banks": banks, "l2.size_bytes": 96 * 1024 * banks})
+        assert few.noc_gbps(28) == pytest.approx(banks * port)
+        assert few.noc_gbps(2) == pytest.approx(min(banks, 2) * port)
+
+
 def test_fifo_crossbar_needs_a_port_bandwidth():
     gpu = load_gpu("mdm_pascal")
     with pytest.raises(ConfigError, match="fifo_crossbar"):

@@ -473,8 +473,10 @@ class GPUConfig(_Strict):
     def noc_gbps(self, sms: int) -> float:
         """L2-to-SM bandwidth that ``sms`` active SMs can draw, GB/s.
 
-        ``min(noc.bandwidth_gbps, sms x sm_port)``: every reply crosses its SM's
-        ejection port. With ``noc.fifo_crossbar`` also at most
+        ``min(noc.bandwidth_gbps, sms x sm_port, l2.banks x sm_port)``: every reply
+        crosses its SM's ejection port and leaves through its L2 bank's port, which
+        serves one packet per cycle at the same rate (the cache simulation's bank port,
+        :func:`mdm.memory.cachesim._l2_port_cycles`). With ``noc.fifo_crossbar`` also at most
         :func:`fifo_crossbar_packets_per_cycle` ``(sms, l2.banks) x sm_port`` (one
         packet per port per cycle, a port moving ``sm_port_gbps``).
         """
@@ -483,7 +485,7 @@ class GPUConfig(_Strict):
         port = self.noc.sm_port_gbps
         if port is None:
             return self.noc.bandwidth_gbps
-        bw = min(self.noc.bandwidth_gbps, sms * port)
+        bw = min(self.noc.bandwidth_gbps, sms * port, self.l2.banks * port)
         if self.noc.fifo_crossbar:
             bw = min(bw, fifo_crossbar_packets_per_cycle(sms, self.l2.banks) * port)
         return bw
