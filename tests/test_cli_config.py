@@ -329,6 +329,27 @@ def test_config_show_with_set() -> None:
     )
 
 
+def test_config_show_warns_of_what_the_simulator_refuses() -> None:
+    """A configuration the cache simulator cannot run (GPGPU-Sim's Fermi set hash needs
+    32 or 64 sets) is shown and written, with a warning that predict will refuse it;
+    errors about a derived mismatch name the fields to change with it."""
+    with pytest.warns(MdmWarning, match="needs 32 or 64 sets, not 8; mdm predict"):
+        r = runner.invoke(
+            app,
+            ["config", "show", "mdm_pascal", "--set", "l1.size_bytes=1024", "--set", "l1.ways=1"],
+        )
+    assert r.exit_code == 0, r.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runner.invoke(app, ["config", "show", "mdm_pascal"]).exit_code == 0
+    from mdm.memory.cachesim import check_supported
+
+    with pytest.raises(ConfigError, match=r"64 / 1 = 64 sub-partitions.*l2.sub_partition_bits"):
+        check_supported(load_gpu("sm7_qv100").with_updates({"dram.channels": 1}))
+    with pytest.raises(ConfigError, match=r"l2.fetch_bytes=64 must be a whole number of the line"):
+        load_gpu("h100").with_updates({"l2.sectored": False})
+
+
 def test_array_sizing_counts_are_bounded_and_out_of_memory_is_one_line(capsys) -> None:  # noqa: ANN001
     """Counts that size the cache simulator's arrays have upper bounds (a typo such as
     ``l1.mshr_entries=99999999999`` asked numpy for 20 TiB and died with a traceback), and

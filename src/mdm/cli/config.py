@@ -21,6 +21,7 @@ from mdm.cli.common import (
     load_gpu_set,
     print_table,
 )
+from mdm.config.gpu import GPUConfig
 
 app = typer.Typer(
     rich_markup_mode="markdown", help="List, show, export and compare GPU configurations."
@@ -77,6 +78,23 @@ def list_(
         print_table(table)
 
 
+def _warn_if_unsupported(cfg: GPUConfig) -> None:
+    """A warning when the cache simulator would refuse ``cfg`` (``predict`` and
+    ``cachesim`` fail on it), so that a configuration written out is known to run."""
+    import warnings
+
+    from mdm.errors import ConfigError, MdmWarning
+    from mdm.memory.cachesim import check_supported
+
+    try:
+        check_supported(cfg)
+    except ConfigError as exc:
+        warnings.warn(
+            MdmWarning(f"{exc.message}; mdm predict and mdm cachesim will refuse it"),
+            stacklevel=2,
+        )
+
+
 @app.command("show")
 def show(
     gpu: GpuArg,
@@ -93,6 +111,7 @@ def show(
         from mdm.config.export import config_dict, derived_values, dumps_gpu, save_gpu
 
         cfg = load_gpu_set(gpu, settings)
+        _warn_if_unsupported(cfg)
         cmd = " ".join(["mdm config show", gpu, *(f"--set {x}" for x in settings or [])])
         header = f"{cfg.name}: exported by `{cmd}`; use with --gpu FILE"
         if out is not None:

@@ -310,10 +310,11 @@ class L2Config(_Strict):
         if f is not None:
             unit = self.sector_bytes if self.sectored else self.line_bytes
             if f % unit or self.line_bytes % f:
+                what = "a sector" if self.sectored else "the line, as the L2 is not sectored"
                 raise ValueError(
-                    f"l2.fetch_bytes={f} must be a multiple of the "
-                    f"{'sector' if self.sectored else 'line'} ({unit} B) that divides "
-                    f"line_bytes={self.line_bytes}"
+                    f"l2.fetch_bytes={f} must be a whole number of {what} ({unit} B) and "
+                    f"divide l2.line_bytes={self.line_bytes}: change l2.fetch_bytes (or none) "
+                    "too"
                 )
         if self.size_bytes % self.banks:
             raise ValueError(

@@ -345,7 +345,9 @@ def _pending_table(gpu: GPUConfig, on_fill: bool) -> tuple[np.ndarray, np.ndarra
     return streaming.new_table(gpu.n_sm, gpu.l1.mshr_entries if on_fill else 0)
 
 
-def _check_supported(gpu: GPUConfig) -> None:
+def check_supported(gpu: GPUConfig) -> None:
+    """ConfigError listing what of ``gpu`` the cache simulator cannot run (its L2 address
+    mapping, L1 write policy, set hash, sector counts), naming the fields."""
     l1, l2 = gpu.l1, gpu.l2
     problems = []
     problems.extend(check_l2_mapping(gpu))
@@ -638,7 +640,7 @@ def simulate_kernel(
     blocks_per_sm: int | None = None,
 ) -> KernelCacheStats:
     """Simulate one kernel (fresh L1s; ``l2`` carries the L2 state of earlier kernels)."""
-    _check_supported(gpu)
+    check_supported(gpu)
     if l2 is None:
         l2 = _L2State(gpu)
     l1c = gpu.l1
@@ -856,7 +858,7 @@ class AppSimulator:
     """
 
     def __init__(self, gpu: GPUConfig) -> None:
-        _check_supported(gpu)
+        check_supported(gpu)
         self.gpu = gpu
         self._l2 = _L2State(gpu)
 

@@ -359,8 +359,10 @@ def check_l2_mapping(gpu: GPUConfig) -> list[str]:
     bits = l2.sub_partition_bits
     if bits is not None and _pow2(subs) and len(bits) != subs.bit_length() - 1:
         out.append(
-            f"l2.sub_partition_bits={bits} needs log2({subs}) = {subs.bit_length() - 1} bits "
-            f"for {subs} sub-partitions per channel"
+            f"l2.sub_partition_bits={bits} gives {len(bits)} bit(s), but "
+            f"l2.banks / dram.channels = {l2.banks} / {channels} = {subs} sub-partitions "
+            f"per channel need log2({subs}) = {subs.bit_length() - 1}: change "
+            "l2.sub_partition_bits (or none) with l2.banks or dram.channels"
         )
     if l2.bank_index == "ipoly" and _next_pow2(channels) * subs not in IPOLY_MASKS:
         out.append(
