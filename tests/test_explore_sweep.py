@@ -102,6 +102,28 @@ def test_unknown_config_field_is_config_error(tmp_path: Path) -> None:
         _serial(spec, tmp_path)
 
 
+def test_a_point_the_cache_simulator_refuses_fails_before_any_work(tmp_path: Path) -> None:
+    """A grid point the simulator cannot run (GPGPU-Sim's Fermi set hash needs 32 or 64
+    L1 sets) is named at planning, before any item runs or any file is written (QA: a
+    sweep stopped at its first such point after the others had run)."""
+    ran: list[Any] = []
+
+    def evaluate(item: WorkItem) -> list[dict[str, Any]]:
+        ran.append(item)
+        return fake_evaluate(item)
+
+    base = fake_base("")
+    spec = parse_spec(
+        {
+            **SPEC,
+            "grid": {"l1.set_index": ["linear", "fermi_hash"], "l1.ways": [base.l1.ways * 4]},
+        }
+    )
+    with pytest.raises(ConfigError, match=r"point 1 .*needs 32 or 64 sets"):
+        _serial(spec, tmp_path / "out", evaluate)
+    assert not ran and not (tmp_path / "out").exists()
+
+
 def _run(tmp: Path, **kw: Any) -> runner.SweepResult:
     return run_sweep(
         parse_spec(SPEC), tmp, evaluate=fake_evaluate, load_base=fake_base, cache_key=fake_key, **kw

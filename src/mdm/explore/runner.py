@@ -246,10 +246,12 @@ def plan(
     load_base: Callable[[str], Any] = _load_base,
     cache_key: Callable[[Any], tuple] = _cache_key,
 ) -> list[WorkItem]:
-    """Build every point's validated GPUConfig and group the points by cache key: of the
+    """Build every point's validated GPUConfig (one the cache simulator refuses is an
+    error here, before any work) and group the points by cache key: of the
     point's configuration, or with ``spec.cache_timing == "base"`` of the configuration
     its caches are simulated on (:func:`mdm.memory.with_timing_of` the base)."""
     from mdm.memory import with_timing_of
+    from mdm.memory.cachesim import check_supported
 
     for w in spec.workloads:  # before any item runs
         if w.trace is not None and not Path(w.trace).exists():
@@ -260,6 +262,7 @@ def plan(
     for p in expand_points(spec):
         try:
             gpu = base.with_updates(dict(p.updates))
+            check_supported(gpu)  # before any item runs, as the simulator would refuse it
         except (KeyError, ValueError, MdmError) as exc:
             raise ConfigError(
                 None, f"sweep {spec.name!r}, point {p.index} ({p.delta}, {p.updates}): {exc}"
