@@ -51,6 +51,18 @@ def test_json_is_the_librarys_counts() -> None:
         assert "per_pc" not in row and "warps" not in row  # only when asked for
 
 
+def test_a_rate_of_nothing_is_null_not_zero() -> None:
+    """Without L1 accesses (``l1.enabled = false``) the L1 miss rate is null in the JSON
+    and "-" in the table: 0.0 would read as every access a hit."""
+    args = ("builtin:vecadd?ctas=8", "--gpu", "mdm_pascal", "--set", "l1.enabled=false")
+    out = _json(*args)
+    assert out["total"]["l1_read_accesses"] == 0 and out["total"]["l1_miss_rate"] is None
+    assert 0 < out["total"]["l2_miss_rate"] <= 1
+    r = runner.invoke(app, ["cachesim", *args])
+    assert r.exit_code == 0, r.output
+    assert re.search(r"total\s*│\s*│\s*0\s*│\s*-\s*│", r.stdout), r.stdout
+
+
 def test_per_pc_rows_add_up_to_the_kernel() -> None:
     out = _json(STENCIL, "--gpu", "mdm_pascal", "--per-pc")
     trace = load_trace(STENCIL)

@@ -40,10 +40,11 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, Any]:
         "l1_read_pending_hits": k.l1_read_pending_hits,
         "l1_read_misses": k.l1_read_misses,
         "l1_write_accesses": k.l1_write_accesses,
-        "l1_miss_rate": k.l1_miss_rate,
+        # null (a "-" in the table) where nothing was accessed: 0.0 would read as all hits
+        "l1_miss_rate": k.l1_miss_rate if k.l1_read_accesses else None,
         "l2_accesses": k.l2_accesses,
         "l2_misses": k.l2_misses,
-        "l2_miss_rate": k.l2_miss_rate,
+        "l2_miss_rate": k.l2_miss_rate if k.l2_accesses else None,
         "l2_pending_hits": k.l2_pending_hits,
         "dram_reads": k.dram_read_bytes // atom,
         "dram_writes": k.dram_write_bytes // atom,
@@ -120,6 +121,8 @@ def _fmt(c: str, v: object) -> str:
         return "total"
     if c == "name":
         return "" if v == "total" else short_name(str(v), 24)
+    if v is None:
+        return "-"
     return f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
