@@ -128,6 +128,8 @@ def test_the_longest_warp_bounds_every_model(model: str) -> None:
     long = 10 * free.cycles
     p = check_basic(model, KernelInput(**{**inp.__dict__, "longest_warp_cycles": long}))
     assert p.cycles == pytest.approx(long, rel=1e-12)
+    # the bound is in the details, where a user looks for what decided the cycles
+    assert p.details.get("longest_warp_cycles", p.details.get("latency_cycles")) == long
     dep = p.cpi_stack["dependency"] - free.cpi_stack.get("dependency", 0.0)
     assert dep * p.warp_insts == pytest.approx(long - free.cycles, rel=1e-9)
 

@@ -254,9 +254,13 @@ def test_noc_bandwidth_limited_by_the_active_sms_ports() -> None:
     from mdm.models.roofline import noc_bytes_per_cycle, roofline_bound
 
     # per-SM ejection port 2 GB/s = 2 B/cycle: 2 SMs draw 4 of the NoC's 8 B/cycle
-    gpu = GPUConfig.model_validate({**CFG, "noc": {"bandwidth_gbps": 8, "sm_port_gbps": 2}})
+    noc = {"bandwidth_gbps": 8, "sm_port_gbps": 2}
+    gpu = GPUConfig.model_validate({**CFG, "noc": noc, "l2": {**CFG["l2"], "banks": 8}})
     assert noc_bytes_per_cycle(gpu, 2) == pytest.approx(4.0)
     assert noc_bytes_per_cycle(gpu, 8) == pytest.approx(8.0)  # memory side binds
+    # the L2 banks' ports serve at the same rate: 2 banks give 4 B/cycle to any SMs
+    two_banks = GPUConfig.model_validate({**CFG, "noc": noc})
+    assert two_banks.l2.banks == 2 and noc_bytes_per_cycle(two_banks, 8) == pytest.approx(4.0)
     assert noc_bytes_per_cycle(GPU, 2) == pytest.approx(8.0)  # no port given
     mi = memory_inputs(_inp(gpu), 2, 2)
     assert mi.l_noc_service == pytest.approx(128 / 4)  # eq. (7) with B^NoC = 4 B/cycle

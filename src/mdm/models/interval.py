@@ -374,8 +374,9 @@ def finish_prediction(
     """Kernel prediction from whole-kernel component cycles, floored at the roofline.
 
     The excess of the roofline over ``sum(totals)`` goes to the binding component
-    (``base``, ``noc`` or ``dram``); ``details`` gets ``cycles_eq1`` (the model's own
-    cycles), ``roofline_cycles`` and ``roofline_bound``.
+    (``base``, ``noc``, ``dram`` or ``dependency``); ``details`` gets ``cycles_eq1`` (the
+    model's own cycles), ``roofline_cycles``, ``roofline_bound`` and
+    ``longest_warp_cycles`` (the latency bound, :mod:`mdm.models.roofline`).
     """
     totals = dict(totals)
     cycles_eq = sum(totals.values())
@@ -390,6 +391,7 @@ def finish_prediction(
         cycles_eq1=float(cycles_eq),
         roofline_cycles=bound.cycles,
         roofline_bound=float(bound.cycles > cycles_eq),
+        longest_warp_cycles=bound.latency,
     )
     return KernelPrediction(
         model=model,
