@@ -476,6 +476,7 @@ def test_a_kernel_too_large_for_memory_is_refused_while_it_is_read(
     """The kernel's arrays are projected from the share of its file read so far (the
     compressed share for ``.xz`` and ``.gz``): beyond what the memory can hold with a
     prediction's copy, the reader stops with the file named instead of being killed."""
+    from mdm import _memory
     from mdm.errors import MdmError
     from mdm.traces import accelsim
     from mdm.traces.workloads import generate
@@ -493,8 +494,8 @@ def test_a_kernel_too_large_for_memory_is_refused_while_it_is_read(
         for k in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line", "addr_ptr", "addrs")
     )
     monkeypatch.setattr(accelsim, "_PROJECT_AFTER_BYTES", 0)
-    monkeypatch.setattr(accelsim, "available_memory_bytes", lambda: arrays // 2)
+    monkeypatch.setattr(_memory, "available_memory_bytes", lambda: arrays // 2)
     with pytest.raises(MdmError, match=r"k\.traceg.*would hold about .* GB in memory"):
         read_kernel(path, chunk_bytes=4096)
-    monkeypatch.setattr(accelsim, "available_memory_bytes", lambda: 4 * arrays)
+    monkeypatch.setattr(_memory, "available_memory_bytes", lambda: 4 * arrays)
     assert read_kernel(path, chunk_bytes=4096).equals(kt)

@@ -473,6 +473,7 @@ def test_a_launch_too_large_for_memory_fails_after_its_first_chunk(monkeypatch) 
     """The kernel's size is projected from its first chunk of blocks: more than half the
     available memory (building and predicting it holds about twice its arrays) is a
     clear error within seconds, not a process killed by the kernel's OOM killer."""
+    from mdm import _memory
     from mdm.traces.workloads import _emit
     from mdm.traces.workloads._emit import Geometry
 
@@ -485,10 +486,10 @@ def test_a_launch_too_large_for_memory_fails_after_its_first_chunk(monkeypatch) 
         for k in ("pc", "opcode", "mask", "dst", "src", "addr_ptr", "addrs", "warp_ptr")
     )
     monkeypatch.setattr(_emit, "CHUNK_WARPS", 8 * 64)  # 64 blocks per chunk
-    monkeypatch.setattr(_emit, "available_memory_bytes", lambda: int(1.5 * need))
+    monkeypatch.setattr(_memory, "available_memory_bytes", lambda: int(1.5 * need))
     with pytest.raises(MdmError, match=r"projected from its first 64 of 1,024 blocks"):
         generate("vecadd", ctas=1024)
-    monkeypatch.setattr(_emit, "available_memory_bytes", lambda: int(2.5 * need))
+    monkeypatch.setattr(_memory, "available_memory_bytes", lambda: int(2.5 * need))
     assert generate("vecadd", ctas=1024).kernels[0].equals(small.kernels[0])
-    monkeypatch.setattr(_emit, "available_memory_bytes", lambda: None)  # not Linux
+    monkeypatch.setattr(_memory, "available_memory_bytes", lambda: None)  # not Linux
     assert generate("vecadd", ctas=1024).kernels[0].equals(small.kernels[0])

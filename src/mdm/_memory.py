@@ -31,3 +31,13 @@ def gb(n: float) -> str:
     """``n`` bytes in GB for messages: three significant digits, whole GB from 100 on."""
     g = n / 1e9
     return f"{g:,.0f}" if g >= 100 else f"{g:.3g}"
+
+
+def memory_short(held: int, projected: float) -> int | None:
+    """The bytes this process has (``held`` plus what is available) when an input of
+    ``projected`` bytes, which building and predicting hold about twice, would not fit;
+    None when it fits or the available memory is unknown."""
+    free = available_memory_bytes()
+    if free is not None and 2 * projected > held + free:
+        return held + free
+    return None

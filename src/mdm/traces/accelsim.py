@@ -36,7 +36,7 @@ from typing import IO, Literal, cast
 
 import numpy as np
 
-from mdm._memory import available_memory_bytes, gb
+from mdm._memory import gb, memory_short
 from mdm.errors import MdmError, TraceFormatError
 from mdm.traces import _format as F
 from mdm.traces import _parse as P
@@ -103,16 +103,16 @@ _PROJECT_AFTER_BYTES = 1 << 20
 def _check_memory(path: Path, name: str, used: int, read: int, size: int) -> None:
     """MdmError when the kernel's arrays, ``used`` bytes after ``read`` of the file's
     ``size`` bytes, would outgrow the memory available once read and predicted (about
-    twice the arrays; :func:`mdm._memory.available_memory_bytes`)."""
+    twice the arrays; :func:`mdm._memory.memory_short`)."""
     if read < min(_PROJECT_AFTER_BYTES, size) or read <= 0:
         return
     projected = used * size / read
-    free = available_memory_bytes()
-    if free is not None and 2 * projected > used + free:
+    have = memory_short(used, projected)
+    if have is not None:
         raise MdmError(
             f"{path}: kernel {name!r} would hold about {gb(projected)} GB in memory "
             f"(projected from the first {100 * read / size:.2g} % of the file) and needs "
-            f"about twice that to be predicted; {gb(used + free)} GB are available"
+            f"about twice that to be predicted; {gb(have)} GB are available"
         )
 
 

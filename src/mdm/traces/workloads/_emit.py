@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from mdm._memory import available_memory_bytes, gb
+from mdm._memory import gb, memory_short
 from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, InstrClass, KernelTrace
 
 BINARY_VERSION = 61
@@ -229,13 +229,12 @@ def _check_projected_size(
     each chunk, so an oversized launch fails in seconds instead of being killed."""
     held = sum(a.nbytes for p in parts for a in p.values())
     projected = held * total / done
-    free = available_memory_bytes()
-    if free is not None and 2 * projected > held + free:
+    have = memory_short(held, projected)
+    if have is not None:
         raise MemoryError(
             f"kernel {name!r}: its trace would hold about {gb(projected)} GB "
             f"(projected from its first {done:,} of {total:,} blocks) and needs about "
-            f"twice that while it is built and predicted; {gb(held + free)} GB "
-            "are available"
+            f"twice that while it is built and predicted; {gb(have)} GB are available"
         )
 
 
