@@ -111,7 +111,7 @@ def sm_cycles_per_inst(inp: KernelInput) -> float:
 
 
 def roofline_bound(inp: KernelInput) -> RooflineBound:
-    """The three bounds of ``inp`` in core cycles."""
+    """The four bounds of ``inp`` in core cycles (module docstring)."""
     gpu = inp.gpu
     if inp.active_sms < 1:
         raise ValueError(f"kernel {inp.name!r}: active_sms must be >= 1, got {inp.active_sms}")
