@@ -33,11 +33,15 @@ def gb(n: float) -> str:
     return f"{g:,.0f}" if g >= 100 else f"{g:.3g}"
 
 
-def memory_short(held: int, projected: float) -> int | None:
-    """The bytes this process has (``held`` plus what is available) when an input of
-    ``projected`` bytes, which building and predicting hold about twice, would not fit;
-    None when it fits or the available memory is unknown."""
+def too_large(subject: str, held: int, projected: float, basis: str) -> str | None:
+    """The message when ``subject``, ``projected`` bytes by ``basis`` with ``held`` of
+    them in memory already, would not fit twice (reading or building it and predicting
+    it hold about twice its arrays) in what this process has; None when it fits or the
+    available memory is unknown."""
     free = available_memory_bytes()
-    if free is not None and 2 * projected > held + free:
-        return held + free
-    return None
+    if free is None or 2 * projected <= held + free:
+        return None
+    return (
+        f"{subject} would hold about {gb(projected)} GB in memory ({basis}) and needs about "
+        f"twice that once predicted; {gb(held + free)} GB are available"
+    )

@@ -76,9 +76,13 @@ class RooflineBound:
     def binding(self) -> str:
         """``base`` (compute), ``noc``, ``dram`` or ``dependency`` (latency): the CPI
         component of the largest bound (ties: the first in that order)."""
-        named = ((self.compute, "base"), (self.noc, "noc"), (self.dram, "dram"))
-        best = max(named, key=lambda t: t[0])
-        return "dependency" if self.latency > best[0] else best[1]
+        named = (
+            (self.compute, "base"),
+            (self.noc, "noc"),
+            (self.dram, "dram"),
+            (self.latency, "dependency"),
+        )
+        return max(named, key=lambda t: t[0])[1]
 
 
 def issue_factor(inp: KernelInput) -> float:

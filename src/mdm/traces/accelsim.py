@@ -36,7 +36,7 @@ from typing import IO, Literal, cast
 
 import numpy as np
 
-from mdm._memory import gb, memory_short
+from mdm._memory import too_large
 from mdm.errors import MdmError, TraceFormatError
 from mdm.traces import _format as F
 from mdm.traces import _parse as P
@@ -103,17 +103,13 @@ _PROJECT_AFTER_BYTES = 1 << 20
 def _check_memory(path: Path, name: str, used: int, read: int, size: int) -> None:
     """MdmError when the kernel's arrays, ``used`` bytes after ``read`` of the file's
     ``size`` bytes, would outgrow the memory available once read and predicted (about
-    twice the arrays; :func:`mdm._memory.memory_short`)."""
+    twice the arrays; :func:`mdm._memory.too_large`)."""
     if read < min(_PROJECT_AFTER_BYTES, size) or read <= 0:
         return
-    projected = used * size / read
-    have = memory_short(used, projected)
-    if have is not None:
-        raise MdmError(
-            f"{path}: kernel {name!r} would hold about {gb(projected)} GB in memory "
-            f"(projected from the first {100 * read / size:.2g} % of the file) and needs "
-            f"about twice that to be predicted; {gb(have)} GB are available"
-        )
+    basis = f"projected from the first {100 * read / size:.2g} % of the file"
+    message = too_large(f"{path}: kernel {name!r}", used, used * size / read, basis)
+    if message is not None:
+        raise MdmError(message)
 
 
 def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes | memoryview]:

@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from mdm._memory import gb, memory_short
+from mdm._memory import too_large
 from mdm.traces.model import MAX_DST, MAX_SRC, WARP_SIZE, InstrClass, KernelTrace
 
 BINARY_VERSION = 61
@@ -228,14 +228,10 @@ def _check_projected_size(
     holds them twice (a prediction also needs about twice the trace). Checked after
     each chunk, so an oversized launch fails in seconds instead of being killed."""
     held = sum(a.nbytes for p in parts for a in p.values())
-    projected = held * total / done
-    have = memory_short(held, projected)
-    if have is not None:
-        raise MemoryError(
-            f"kernel {name!r}: its trace would hold about {gb(projected)} GB "
-            f"(projected from its first {done:,} of {total:,} blocks) and needs about "
-            f"twice that while it is built and predicted; {gb(have)} GB are available"
-        )
+    basis = f"projected from its first {done:,} of {total:,} blocks"
+    message = too_large(f"kernel {name!r}: its trace", held, held * total / done, basis)
+    if message is not None:
+        raise MemoryError(message)
 
 
 def build_kernel(
