@@ -42,7 +42,7 @@ def test_json_is_the_librarys_counts() -> None:
         assert row["dram_reads"] == k.dram_read_bytes // atom
         assert row["dram_writes"] == k.dram_write_bytes // atom
         keys = ("l1_read_pending_hits", "l2_pending_hits", "l2_blocked_cycles")
-        for key in (*keys, "l2_mshr_stalls", "l2_mshr_blocked_cycles"):
+        for key in (*keys, "l2_mshr_stalls", "l2_mshr_blocked_cycles", "l2_mshr_allocations"):
             assert row[key] == getattr(k, key)
         waits = ("l1_miss_queue_wait_cycles", "l1_mshr_wait_cycles")
         waits += ("l1_merge_wait_cycles", "l1_alloc_wait_cycles")

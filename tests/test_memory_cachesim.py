@@ -1356,7 +1356,7 @@ def test_l2_miss_without_a_free_mshr_entry_blocks_its_bank_until_the_oldest_fill
         gm = g.with_updates({"l2.mshr_per_bank": entries})
         state = _L2State(gm)
         s = simulate_kernel(_two_sm_kernel(6, 7), gm, l2=state, blocks_per_sm=1)
-        assert s.l2_misses == 2
+        assert s.l2_misses == 2 and s.l2_mshr_allocations == 2  # one entry per line
         assert (s.l2_mshr_stalls, s.l2_mshr_blocked_cycles) == (stalls, blocked)
         assert (s.l2_merge_stalls, s.l2_blocked_cycles) == (0, 0)
         assert state.bank_free[bank] == pytest.approx(free)
@@ -1368,14 +1368,14 @@ def test_sectors_of_one_line_in_flight_share_an_l2_mshr_entry() -> None:
     4 sectors, 4 L2 misses (a fetch per sector) that hold one entry, as GPGPU-Sim's
     per-line L2 MSHRs (``A`` in ``-gpgpu_cache:dl2``): nothing waits. Lines 6 and 7 (one
     bank) need two entries: the first of line 7's fetches waits, its other sectors then
-    share its entry."""
+    share its entry. ``l2_mshr_allocations`` counts the entries taken: 1, then 2."""
     g = gpu().with_updates({"l2.sectored": True, "l2.mshr_per_bank": 1, "dram.latency_ns": 200.0})
     one_line = make_kernel([(LD, [128 * 6 + 4 * i for i in range(16)], 4)])
     s = simulate_kernel(one_line, g)
-    assert (s.l2_misses, s.l2_mshr_stalls) == (4, 0)
+    assert (s.l2_misses, s.l2_mshr_stalls, s.l2_mshr_allocations) == (4, 0, 1)
     two_lines = make_kernel([(LD, [128 * 6] * 16 + [128 * 7] * 16, 4)])
     s = simulate_kernel(two_lines, g)
-    assert (s.l2_misses, s.l2_mshr_stalls) == (8, 1)
+    assert (s.l2_misses, s.l2_mshr_stalls, s.l2_mshr_allocations) == (8, 1, 2)
 
 
 @pytest.mark.parametrize(("tags", "hits"), [("fill", 1), ("miss", 0)])

@@ -10,6 +10,7 @@ never adds cycles nor queueing stall, and more MSHRs never add MSHR stall.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -94,6 +95,11 @@ def check_monotone(model: str, inp: KernelInput) -> None:
         more = {"l1.miss_queue_entries": gpu.l1.miss_queue_entries * 2}
     p2 = m.predict_kernel(_rebuild(inp, more))
     assert _stall(p2, "mshr") <= _stall(p0, "mshr") * (1 + 1e-12) + 1e-9
+    # more L2 MSHR entries never add cycles (the roofline's L2-MSHR bound only falls)
+    for entries in (1, 4, gpu.l2.mshr_per_bank * 2):
+        few = m.predict_kernel(_rebuild(inp, {"l2.mshr_per_bank": entries}))
+        many = m.predict_kernel(_rebuild(inp, {"l2.mshr_per_bank": entries * 2}))
+        assert many.cycles <= few.cycles * (1 + 1e-12), entries
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -132,6 +138,30 @@ def test_the_longest_warp_bounds_every_model(model: str) -> None:
     assert p.details.get("longest_warp_cycles", p.details.get("latency_cycles")) == long
     dep = p.cpi_stack["dependency"] - free.cpi_stack.get("dependency", 0.0)
     assert dep * p.warp_insts == pytest.approx(long - free.cycles, rel=1e-9)
+
+
+@pytest.mark.parametrize("model", ALL_MODELS)
+def test_the_l2_mshrs_bound_every_model(model: str) -> None:
+    """Little's law on the L2's MSHR entries (:func:`mdm.models.roofline.l2_mshr_cycles`):
+    each of the kernel's ``A`` entry allocations holds its entry at least the DRAM round
+    trip ``L`` and the ``banks`` banks hold one entry each, so the kernel takes at least
+    ``A x L / banks`` cycles. With ``A`` large enough each model predicts exactly that,
+    the excess in ``dram``; with the preset's entries it changes nothing."""
+    inp = CASES["md"]
+    m = get_model(model)
+    free = m.predict_kernel(inp)
+    one = GPU.with_updates({"l2.mshr_per_bank": 1})
+    lat = GPU.dram.latency_ns * GPU.core_clock_mhz / 1000  # L, core cycles
+    # enough allocations for A x L / banks to be 3x the free prediction
+    alloc = math.ceil(3 * free.cycles * GPU.l2.banks / lat)
+    cache = replace(inp.cache, l2_mshr_allocations=alloc)
+    p = check_basic(model, KernelInput(**{**inp.__dict__, "gpu": one, "cache": cache}))
+    assert p.cycles == pytest.approx(alloc * lat / GPU.l2.banks, rel=1e-12)
+    assert p.details.get("l2_mshr_cycles", p.details.get("roofline_cycles")) == p.cycles
+    extra = (p.cpi_stack["dram"] - free.cpi_stack.get("dram", 0.0)) * p.warp_insts
+    assert extra == pytest.approx(p.cycles - free.cycles, rel=1e-9)
+    same = m.predict_kernel(KernelInput(**{**inp.__dict__, "cache": cache}))
+    assert (same.cycles, same.cpi_stack) == (free.cycles, free.cpi_stack)  # 128 entries
 
 
 @pytest.mark.parametrize("model", [m for m in ALL_MODELS if m != "mwp-cwp"])

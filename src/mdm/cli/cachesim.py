@@ -57,6 +57,7 @@ def _row(k: KernelCacheStats, atom: int) -> dict[str, Any]:
         "l2_blocked_cycles": k.l2_blocked_cycles,
         "l2_mshr_stalls": k.l2_mshr_stalls,
         "l2_mshr_blocked_cycles": k.l2_mshr_blocked_cycles,
+        "l2_mshr_allocations": k.l2_mshr_allocations,
     }
 
 

@@ -60,7 +60,8 @@ C_L2_MERGE_STALLS = 12
 C_L2_BLOCKED = 13
 C_L2_MSHR_STALLS = 14  # L2 misses that found every MSHR entry of their bank in flight
 C_L2_MSHR_BLOCKED = 15  # bank-cycles those misses held their bank's input
-N_COUNTERS = 16
+C_L2_MSHR_ALLOC = 16  # L2 MSHR entries taken (DRAM fetches that did not share a line's entry)
+N_COUNTERS = 17
 
 # per-instruction slots
 I_L1_ACC = 0
@@ -867,6 +868,7 @@ def l2_access(
         if entry:
             mring[_u(b), _u(h)] = ready
             mhead[_u(b)] = h + 1 if h + 1 < mring.shape[1] else 0
+            cnt[C_L2_MSHR_ALLOC] += 1
     fill[_u(b), _u(s), _u(w), _u(k)] = ready
     return MISS, ready, moved, act_b
 

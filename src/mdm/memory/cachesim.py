@@ -182,6 +182,7 @@ _COUNTER_FIELDS = {
     _core.C_L2_BLOCKED: "l2_blocked_cycles",
     _core.C_L2_MSHR_STALLS: "l2_mshr_stalls",
     _core.C_L2_MSHR_BLOCKED: "l2_mshr_blocked_cycles",
+    _core.C_L2_MSHR_ALLOC: "l2_mshr_allocations",
 }
 
 

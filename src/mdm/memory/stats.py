@@ -91,6 +91,9 @@ class KernelCacheStats:
     # held their bank until the oldest entry's fill, and the bank-cycles so blocked
     l2_mshr_stalls: int = 0
     l2_mshr_blocked_cycles: int = 0
+    # L2 MSHR entries taken: DRAM fetches that did not share the entry of another sector
+    # of their line in flight (each holds its entry at least dram.latency_ns)
+    l2_mshr_allocations: int = 0
     # cycles the SMs' L1s waited for a free miss-queue entry (summed over SMs; core cycles)
     l1_miss_queue_wait_cycles: int = 0
     # cycles they waited for a free MSHR entry, for a merge slot (the read's entry full)
@@ -168,6 +171,7 @@ SCALAR_FIELDS = (
     "l2_blocked_cycles",
     "l2_mshr_stalls",
     "l2_mshr_blocked_cycles",
+    "l2_mshr_allocations",
     *L1_WAIT_FIELDS,
     "timeline_cycles",
 )

@@ -114,6 +114,7 @@ def kernel_input_from_profile(
         l2_read_accesses=r_miss,
         l2_read_misses=round(n_warps * dram_reads),
         dram_read_bytes=round(n_warps * dram_reads * rb),
+        l2_mshr_allocations=round(n_warps * dram_reads),  # a fetch per request, none shared
         dram_write_bytes=round(n_warps * dram_writes * rb),
     )
     total = round(n_warps * profile.total_insts)
