@@ -181,6 +181,9 @@ def test_gpumech_mshr_formula_by_hand() -> None:
     # D / L = 8/6 - 1 = 1/3.  R = 12, 4 MSHRs: 4 x (1+2+3) = 24 -> 24/12 - 1 = 1.
     f = gpumech_mshr_factor(np.array([6.0, 12.0, 4.0, 2.0]), 4)
     assert f.tolist() == pytest.approx([1 / 3, 1.0, 0.0, 0.0])
+    # R = 6.5 (an average): the sum runs over j = 1..floor(R) = 6 (sum 8, as above) and is
+    # divided by R itself: 8 / 6.5 - 1 = 3/13
+    assert gpumech_mshr_factor(np.array([6.5]), 4).tolist() == pytest.approx([3 / 13])
     # Slow reference: the literal sum.
     for r in range(1, 40):
         for k in (1, 3, 4, 7):
@@ -554,3 +557,204 @@ def test_mdm_pipelined_intervals_never_beat_their_bandwidth_floor(reads, data) -
         + s_dram
     )
     assert np.allclose(time[above], bare[above])
+
+
+def test_eq10_saturation_is_a_strict_inequality() -> None:
+    """Eq. (10) is ``L^NoCService x M x #SMs > L^MinLLC + L^MinDRAM``: equality is not
+    saturated. DRAM latency 78 ns: L^MinLLC + L^MinDRAM = 50 + 78 = 128 = 16 x 4 x 2."""
+    gpu = GPU.with_updates({"dram.latency_ns": 78})
+    # both intervals MD (R W = 12 > 4 MSHRs); M = min(12, 4) + [0, 1] x 2 = [4, 6]
+    prof = IntervalProfile.from_lists([10, 10], [300, 300], [6, 6], [0, 1], 0.5)
+    mi = memory_inputs(kernel_input_from_profile(gpu, prof, warps_per_sm=2, active_sms=2), 2, 2)
+    assert mi.md.tolist() == [True, True] and mi.m.tolist() == [4, 6]
+    # 16 x 4 x 2 = 128 > 128 is false; 16 x 6 x 2 = 192 > 128
+    assert noc_saturated(mi).tolist() == [False, True]
+    s_noc, _, _ = mdm_queue_stalls(mi)
+    assert s_noc.tolist() == [0.5 * 128, 192]  # eq. (9): half the queue unless saturated
+
+
+def test_bandwidth_floor_counts_the_writes() -> None:
+    """The floor moves every request of the interval, writes included:
+    ``#SMs (M^Read + M^Write) W L^Service`` = 2 x (1 + 2) x 2 = 12 requests, x 16 cycles
+    on the NoC and x 0.5 x 4 = 2 cycles on the DRAM (eq. 8 with the 0.5 miss ratio)."""
+    prof = IntervalProfile.from_lists([10], [300], [1], [2], 0.5)
+    mi = memory_inputs(kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2), 2, 2)
+    floor_noc, floor_dram = bandwidth_floor(mi)
+    assert floor_noc.tolist() == [12 * 16] and floor_dram.tolist() == [12 * 2]
+
+
+def test_mdm_pipelined_ties_go_to_the_noc() -> None:
+    """Equal NoC and DRAM service (both 8 GB/s, LLC miss ratio 1: 128 / 8 = 16 cycles):
+    the extra batches' excess and a bandwidth-floor shortfall go to ``noc`` (documented
+    tie rule), not ``dram``."""
+    from mdm.models.mdm import floor_shortfall
+
+    gpu = GPU.with_updates({"dram.bandwidth_gbps": 8})
+    prof = IntervalProfile.from_lists([10], [300], [6], [0], 1.0)
+    mi = memory_inputs(kernel_input_from_profile(gpu, prof, warps_per_sm=2, active_sms=2), 2, 2)
+    assert mi.l_noc_service == 16 and mi.l_dram_service.tolist() == [16]
+    # R W = 12 > 4: MD; M = 4; eq. (10) 16 x 4 x 2 = 128 > 100; graded exposure
+    # 1 - 0.5 x 4 / 12 = 5/6: S^NoC = S^DRAM = 5/6 x 2 x 4 x 16 = 320/3
+    s_noc, s_dram, _ = mdm_queue_stalls(mi, graded=True)
+    assert s_noc.tolist() == pytest.approx([320 / 3]) and s_dram.tolist() == s_noc.tolist()
+    # 12 / 4 - 1 = 2 extra batches of max(L = 50 + 50, 320/3): excess 2 x (320/3 - 100)
+    terms = pipelined_stack_terms(mi, s_noc, s_dram, pipelined_extra_batches(mi), {})
+    assert terms.mshr.tolist() == [200]
+    assert terms.noc.tolist() == pytest.approx([320 / 3 + 2 * (320 / 3 - 100)])
+    assert terms.dram.tolist() == pytest.approx([320 / 3])
+    # floors: 2 SMs x 6 x 2 warps x 16 = 384 each; an interval of 0 cycles falls 384 short
+    short, noc_binds = floor_shortfall(mi, np.zeros(1))
+    assert short.tolist() == [384] and noc_binds.tolist() == [True]
+
+
+def test_merge_limit_is_schedulers_times_reads_capped_at_the_mshrs() -> None:
+    """Merge-limit ``#MSHRs`` = ``min(#MSHRs, schedulers x M^Read)`` with 2 schedulers and
+    4 MSHRs: M^Read = 1 -> min(4, 2) = 2, M^Read = 3 -> min(4, 6) = 4; an interval without
+    read misses is never blocked (no miss of its own holds an entry)."""
+    import dataclasses
+
+    gpu = GPU.with_updates({"sm.schedulers": 2})
+    prof = IntervalProfile.from_lists([10, 10, 10], [300] * 3, [1, 3, 0], [0, 0, 1], 0.5)
+    prof = dataclasses.replace(prof, entry_reads=np.array([9.0, 9.0, 9.0]))
+    inp = kernel_input_from_profile(gpu, prof, warps_per_sm=2, active_sms=2)
+    mi, blocked = merge_blocked(inp, memory_inputs(inp, 2, 2))
+    assert blocked.tolist() == [True, True, False]
+    assert np.asarray(mi.mshrs).tolist() == [2, 4, 4]
+    # eq. (2) with them: R W = [2, 6, 0] > [2, 4, 4]
+    assert mi.md.tolist() == [False, True, False]
+
+
+def test_table_v_hybrids_by_hand() -> None:
+    """MDM-Queue (eq. 9 queues + GPUMech+'s MSHR model), MDM-MSHR (GPUMech+'s queues +
+    eqs. 5-6) and GPUMech+ on one profile: interval 0 computes (no memory), interval 1
+    has M^Read = 6, M^Write = 1, LLC miss 0.25; W = 2 on 2 SMs, 4 MSHRs.
+
+    C = [310, 105] (GTO, as above). Interval 1: R = 12, M = min(12, 4) + 2 = 6, L = 62.5.
+    GPUMech MSHR factor (R = 12, 4 MSHRs) = 1; eq. (6): ceil(12 / 4) - 1 = 2 batches.
+    Eq. (9) (MD, saturated 16 x 6 x 2 > 100): S^NoC = 2 x 6 x 16 = 192, S^DRAM = 2 x 6 x 1 = 12.
+    GPUMech queues, T = n + S = 105: NoC A = 12, s = 16, rho = 192/105 >= 1: D = 16 x 12 / 2
+    = 96; DRAM A = 0.25 x 12 = 3, s = 4, rho = 12/105 = 4/35: D = rho s / (2 (1 - rho))
+    = (16/35) / (62/35) = 8/31 (below the cap s A / 2 = 6).
+    """
+    prof = IntervalProfile.from_lists([10, 5], [300, 100], [0, 6], [0, 1], [0.0, 0.25])
+    inp = kernel_input_from_profile(GPU, prof, warps_per_sm=2, active_sms=2)
+
+    def cycles(model: str) -> float:
+        p = get_model(model).predict_kernel(inp)
+        assert p.details["roofline_bound"] == 0.0  # NoC roofline 28 x 128 / 8 = 448
+        return p.cycles
+
+    d = 96 + 8 / 31
+    # MDM-Queue: S^MSHR = 1 x (62.5 + 192 + 12), plus eq. (9)'s queues
+    assert cycles("mdm-queue") == pytest.approx(415 + 1 * (62.5 + 204) + 204)
+    # MDM-MSHR: 2 batches of 62.5 + D^NoC + D^DRAM, plus the queues
+    assert cycles("mdm-mshr") == pytest.approx(415 + 2 * (62.5 + d) + d)
+    # GPUMech+: factor 1 with the queue delays in the MSHR latency
+    assert cycles("gpumech+") == pytest.approx(415 + 1 * (62.5 + d) + d)
+    # GPUMech: uncontended latency in the MSHR model, no NoC queue
+    assert cycles("gpumech") == pytest.approx(415 + 62.5 + 8 / 31)
+
+
+def test_gpumech_queue_interval_is_the_warp_alone() -> None:
+    """GPUMech's queue takes ``T = n_i / IR + S_i`` (the interval of the warp alone), not
+    the multi-warp C_i. Dual issue (IR = 2): n = 40, S = 10, T = 40 / 2 + 10 = 30, while
+    2 warps under GTO take C = 30 + max(0, 1 x 40 - 2 x 10) / 2 = 40 = W n / IR.
+    DRAM: A = 1.0 x M x #SMs = 2 x 2 x 1 = 4 requests, s = 128 / 32 = 4: rho = 16/30 = 8/15,
+    D = rho s / (2 (1 - rho)) = (32/15) / (14/15) = 16/7 (cap s A / 2 = 8).
+    NoC: s = 16, rho = 64/30 >= 1: D = 16 x 4 / 2 = 32."""
+    from mdm.models.gpumech import gpumech_queue_stalls
+
+    gpu = GPU.with_updates({"sm.issue_width": 2})
+    prof = IntervalProfile.from_lists([40], [10], [2], [0], 1.0)
+    mi = memory_inputs(kernel_input_from_profile(gpu, prof, warps_per_sm=2, active_sms=1), 2, 1)
+    assert mi.single.tolist() == [30] and mi.c.tolist() == [40]
+    d_noc, d_dram = gpumech_queue_stalls(mi, with_noc=True)
+    assert d_noc.tolist() == [32] and d_dram.tolist() == pytest.approx([16 / 7])
+
+
+def test_waves_with_two_blocks_per_sm_by_hand() -> None:
+    """5 blocks of 1 warp, 2 blocks per SM on 2 SMs: waves = 5 / (2 x 2) = 1.25, one full
+    wave (W = 2, 2 SMs) and a tail of 5 - 1 x 2 x 2 = 1 block (W = 1 on 1 SM). M^Read =
+    [1, 3]: the full wave's interval 1 is MD (3 x 2 = 6 > 4), the tail's is not (3 <= 4);
+    ``md_fraction`` is the full wave's (the kernel's occupancy), 1/2."""
+    from mdm.models.interval import tail_wave
+
+    prof = IntervalProfile.from_lists([10, 5], [300, 100], [1, 3], [0, 1], [0.5, 0.25])
+    inp = kernel_input_from_profile(
+        GPU, prof, warps_per_sm=2, active_sms=2, warps_per_block=1, n_blocks=5
+    )
+    assert inp.waves == 1.25 and tail_wave(inp) == (1, 1)
+    p = get_model("mdm").predict_kernel(inp)
+    assert (p.details["tail_warps_per_sm"], p.details["tail_sms"]) == (1, 1)
+    assert p.md_fraction == 0.5
+
+
+def test_a_representative_warp_shorter_than_the_mean_scales_the_waves() -> None:
+    """The wave cycles are scaled by ``total_warp_insts / (n_warps x sum(n))``: a kernel
+    whose warps average twice the representative's 15 instructions takes twice the
+    hand-worked 1188 cycles; the whole-kernel terms (MDM-Pipelined's L2 blocking, 960 /
+    2 banks, and its kernel-end drain of 34) are added after the scaling, once."""
+    import dataclasses
+
+    base = _inp()
+    double = dataclasses.replace(base, total_warp_insts=2 * base.total_warp_insts)
+    p = get_model("mdm").predict_kernel(double)
+    assert p.details["rep_warp_scale"] == 2 and p.cycles == 2 * 1188
+    blocked = dataclasses.replace(
+        double, cache=dataclasses.replace(base.cache, l2_merge_stalls=3, l2_blocked_cycles=960)
+    )
+    # MDM-Pipelined's waves (above): 975 - 34 = 941 cycles before the kernel-end drain
+    p = get_model("mdm-pipelined").predict_kernel(blocked)
+    assert p.cycles == pytest.approx(2 * 941 + 34 + 960 / 2)
+
+
+def test_roofline_bounds_by_hand() -> None:
+    """DRAM bound: reads and writes, ``(dram_read_bytes + dram_write_bytes) / B``: per warp
+    1 x 0.5 + 6 x 0.25 = 2 lines fetched and 1 x 0.25 written, 4 warps: (1024 + 128) B /
+    32 B per cycle = 36. Compute bound per SM instruction: ``issue_factor / (schedulers x
+    issue_width)``, or the busiest unit's ``max(unit_totals) / (schedulers x sum(n))``."""
+    from dataclasses import replace
+
+    from mdm.models.roofline import RooflineBound, roofline_bound, sm_cycles_per_inst
+
+    inp = _inp()
+    assert (inp.cache.dram_read_bytes, inp.cache.dram_write_bytes) == (1024, 128)
+    assert roofline_bound(inp).dram == 36
+    # dual issue, 1 scheduler: 1/2 cycle per instruction; unpaired issue slots (one per
+    # instruction): issue_factor = 2 x 15 / 15 = 2, so 2 / 2 = 1 (single issue)
+    dual = _inp(GPU.with_updates({"sm.issue_width": 2}))
+    assert sm_cycles_per_inst(dual) == 0.5
+    unpaired = replace(dual, profile=replace(PROFILE, issue_slots=PROFILE.n_insts.copy()))
+    assert sm_cycles_per_inst(unpaired) == 1.0
+    # 4 schedulers: 1/4, or a unit busy 2 cycles per instruction: 2 x 15 / (4 x 15) = 1/2
+    four = _inp(GPU.with_updates({"sm.schedulers": 4}))
+    assert sm_cycles_per_inst(four) == 0.25
+    slow = replace(four, profile=replace(PROFILE, unit_totals=np.array([30.0, 3.0])))
+    assert sm_cycles_per_inst(slow) == 0.5
+    # the binding bound, ties to the first of compute, NoC, DRAM, latency
+    assert RooflineBound(1.0, 5.0, 5.0, 0.0).binding == "noc"
+    assert RooflineBound(0.0, 0.0, 5.0, 5.0).binding == "dram"
+    assert RooflineBound(5.0, 5.0, 5.0, 5.0).binding == "base"
+
+
+def test_waves_count_the_active_sms() -> None:
+    """``waves = n_blocks / (blocks_per_sm x active_sms)``: 3 blocks of 2 warps, one per SM,
+    on 1 active SM of the 2 are 3 waves (not 3 / (1 x 2) = 1.5)."""
+    inp = kernel_input_from_profile(
+        GPU, PROFILE, warps_per_sm=2, active_sms=1, warps_per_block=2, n_blocks=3
+    )
+    assert GPU.n_sm == 2 and inp.waves == 3
+
+
+def test_combined_md_fraction_is_instruction_weighted() -> None:
+    """``md_fraction`` of several kernels: the instruction-weighted mean. The hand kernel
+    (60 instructions, half its intervals MD) with an NMD kernel of 3 x 10 = 30: 30 / 90."""
+    from mdm.models.base import combine_predictions
+
+    nmd = IntervalProfile.from_lists([10], [300], [1], [0], 0.5)
+    b = get_model("mdm").predict_kernel(
+        kernel_input_from_profile(GPU, nmd, warps_per_sm=1, active_sms=2, n_blocks=3)
+    )
+    a = get_model("mdm").predict_kernel(_inp())
+    assert (a.md_fraction, a.warp_insts, b.md_fraction, b.warp_insts) == (0.5, 60, 0.0, 30)
+    assert combine_predictions([a, b]).md_fraction == pytest.approx(30 / 90)
