@@ -140,3 +140,28 @@ def test_cycle_parts_attribute_the_caps_in_order() -> None:
     assert parts.ldst.tolist() == pytest.approx([220.0, 0.0])
     assert parts.units.tolist() == pytest.approx([0.0, 20.0])
     assert np.array_equal(parts.c, profile_cycles(gpu, prof, 40)[0])
+
+
+def test_gto_issue_probability_below_one_by_hand() -> None:
+    """GTO's ``p_i = min(1, P S_i)`` with ``P = sum(n) / (sum(n)/IR + sum(S))`` below 1:
+    n = [2, 20], S = [1, 0], IR = 1, W = 3: P = 22 / 23, avg_n = 11;
+    p_0 = 22/23, extra_0 = 22/23 x 2 x 11 - 1 = 461/23, C_0 = 2 + 1 + 461/23 = 530/23
+    (issue cap 3 x 2 = 6); p_1 = 1 (S = 0), extra_1 = 2 x 11 = 22, C_1 = 42 < cap 60.
+    LRR: C_i = max(n_i + S_i, W n_i) = [6, 60]."""
+    n, s = np.array([2.0, 20.0]), np.array([1.0, 0.0])
+    assert multiwarp_cycles(n, s, 3, 1.0).tolist() == pytest.approx([530 / 23, 60])
+    assert multiwarp_cycles(n, s, 3, 1.0, "lrr").tolist() == pytest.approx([6, 60])
+
+
+def test_profile_cycles_follow_the_configured_policy() -> None:
+    """``profile_cycles`` uses ``sm.scheduler_policy``: 12 warps on 4 schedulers (W_sc = 3)
+    give the GTO and LRR cycles of the test above."""
+    from mdm.models.multiwarp import profile_cycles
+    from mdm.profile.intervals import IntervalProfile
+
+    prof = IntervalProfile.from_lists([2, 20], [1, 0])
+    gpu = GPUConfig.model_validate(BASE)
+    gto, _ = profile_cycles(gpu, prof, 12)
+    lrr, _ = profile_cycles(gpu.with_updates({"sm.scheduler_policy": "lrr"}), prof, 12)
+    assert gto.tolist() == pytest.approx([530 / 23, 60])
+    assert lrr.tolist() == pytest.approx([6, 60])
