@@ -151,3 +151,23 @@ def test_a_kernel_that_does_not_fit_is_named() -> None:
         kernel_occupancy(PASCAL, big)
     with pytest.raises(MdmError, match=want):
         predict_app(replace(app, commands=[big]), PASCAL, ["mdm"])
+
+
+def test_thread_limit_counts_whole_warps():
+    """A 100-thread block takes 4 warps = 128 thread slots: with 1024 threads per SM (and
+    64 warps, so the warp limit is 16) 1024 // 128 = 8 blocks, not 1024 // 100 = 10."""
+    gpu = PASCAL.with_updates({"sm.max_threads": 1024})
+    o = occupancy(gpu, 100, 0, 0, 1000)
+    assert (o.blocks_per_sm, o.limiting) == (8, "threads")
+
+
+def test_shared_memory_rounds_to_the_granularity():
+    """On an 8 KB H100 carve-out with 256 B granules (1 KB reserved per block) a 1706 B
+    block takes 1792 + 1024 = 2816 B: 8192 // 2816 = 2 blocks, where the unrounded 2730 B
+    would fit 3."""
+    h100 = load_gpu("h100").with_updates(
+        {"sm.shared_mem_bytes": 8192, "sm.shared_mem_alloc_granularity": 256}
+    )
+    assert h100.sm.shared_mem_reserved_per_block_bytes == 1024
+    o = occupancy(h100, 256, 32, 1706, 1000)
+    assert (o.blocks_per_sm, o.limiting) == (2, "shared_memory")
