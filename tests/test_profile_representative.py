@@ -89,3 +89,29 @@ def test_longest_warp() -> None:
     assert longest_from_summaries(n, s) == 1
     assert select_from_summaries(n, s) != 1
     assert longest_from_summaries(np.zeros(3), np.zeros(3)) == 0
+
+
+def test_the_largest_cluster_counts_warps_not_distinct_points() -> None:
+    # 60 identical short warps against 40 long ones of 40 different lengths: the short
+    # cluster holds more warps (60) though fewer distinct points (1 against 40)
+    n = np.concatenate([np.full(60, 10.0), 100.0 + np.arange(40)])
+    assert select_from_summaries(n, np.zeros(100)) == 0
+
+
+def test_centroid_is_weighted_by_the_warps() -> None:
+    # short cluster: 5 warps of 12, 5 of 16, then 50 of 10 instructions (and 40 of 100):
+    # its warp-weighted centroid (50 x 10 + 5 x 12 + 5 x 16) / 60 = 10.67 is nearest a
+    # 10-instruction warp, the first at index 10 (an unweighted one, 12.67, nearest 12)
+    n = np.concatenate([np.full(5, 12.0), np.full(5, 16.0), np.full(50, 10.0), np.full(40, 100.0)])
+    assert select_from_summaries(n, np.zeros(100)) == 10
+
+
+def test_both_dimensions_are_normalised_by_their_means() -> None:
+    # 40 warps of 90 and 20 of 110 instructions without stalls (IPC 1), 40 of 100 that
+    # stall 10,000 cycles (IPC 0.0099). Normalised (IPC / 0.604, n / 98) the IPC gap
+    # (1.66 vs 0.016) separates the stalling warps; the cluster of the 60 fast warps has
+    # its centroid at n = 96.7, nearest a 90-instruction warp (index 0). Raw, the
+    # instruction counts (+-10) would outweigh the IPC (< 1) and pick a stalling warp.
+    n = np.concatenate([np.full(40, 90.0), np.full(20, 110.0), np.full(40, 100.0)])
+    s = np.concatenate([np.zeros(60), np.full(40, 10_000.0)])
+    assert select_from_summaries(n, s) == 0
