@@ -40,7 +40,8 @@ def test_hand_worked_limits():
 def test_reserved_shared_memory_per_block():
     """CUDA reserves 1 KB of shared memory per block from compute capability 8.0: on an
     H100 limited to an 8 KB carve-out (as ncu measured), blocks of 2 KB fit 2, not 4,
-    and of 4.1 KB (256 B granules: 4,352 B) 1; without shared memory the reservation
+    and of 4.1 KB (4,224 B, a multiple of the preset's 128 B granule, + 1 KB = 5,248 B)
+    1; without shared memory the reservation
     alone caps 8 KB at 8 blocks of 64 threads (32 by the block limit otherwise)."""
     h100 = load_gpu("h100").with_updates({"sm.shared_mem_bytes": 8192})
     assert h100.sm.shared_mem_reserved_per_block_bytes == 1024

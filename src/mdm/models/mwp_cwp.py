@@ -38,6 +38,11 @@ by ``#Mem_insts`` are otherwise undefined), and takes eq. (24): ``Comp_cycles x 
   ``total_warp_insts / (n_warps x mix.total)`` when the mix is not the mean warp,
   and floored at the roofline like every model.
 
+``cpi`` (a detail, eq. 25) divides the kernel's final cycles, ``Exec_cycles_with_synch``
+(eq. 27), where eq. (25) as printed has ``Exec_cycles_app``: the paper defines CPI
+"using total execution cycles" in Section 3.4.4, before synchronisation is added in
+3.4.6, so for a kernel with barriers the total is eq. (27)'s (decided here; tested).
+
 CPI stack: ``base`` (computation terms), ``memory`` (memory terms) and ``sync``
 (eq. 26); when ``MWP < 1`` the paper's negative ``(MWP - 1)`` terms are folded into
 ``memory``. MWP-CWP is not monotone in bandwidth in theory (eq. 23's ``Comp_p (MWP
