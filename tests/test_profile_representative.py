@@ -115,3 +115,16 @@ def test_both_dimensions_are_normalised_by_their_means() -> None:
     n = np.concatenate([np.full(40, 90.0), np.full(20, 110.0), np.full(40, 100.0)])
     s = np.concatenate([np.zeros(60), np.full(40, 10_000.0)])
     assert select_from_summaries(n, s) == 0
+
+
+def test_single_warp_ipc_is_n_over_n_plus_s() -> None:
+    """The IPC axis is ``n / (n + S)`` (IR = 1). Warps A (5 of them): n = 10, S = 0;
+    B (4): n = 20, S = 20; C (3): n = 20, S = 0. IPC 1, 0.5, 1 (mean 10 / 12), n mean
+    190 / 12, so the normalised points are A (1.2, 0.632), B (0.6, 1.263), C (1.2,
+    1.263). Weighted k-means costs: {A}{B,C} 0.617 (centroid of B, C at (0.857,
+    1.263)), {A,C}{B} 0.747, {A,B}{C} 1.68: the largest cluster is {B, C} (7 warps)
+    and B, 0.257 from its centroid against C's 0.343, is the representative (warp 5).
+    With ``n / (1 + S)`` A and C's IPCs would be 10 and 20, and warp 0 chosen."""
+    n = np.array([10] * 5 + [20] * 4 + [20] * 3, dtype=np.float64)
+    s = np.array([0] * 5 + [20] * 4 + [0] * 3, dtype=np.float64)
+    assert select_from_summaries(n, s) == 5
