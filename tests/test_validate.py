@@ -288,3 +288,216 @@ def test_console_summary_leaves_out_classes_without_runs(reference_dir: Path) ->
     line = next(x for x in calib.output.splitlines() if x.strip().startswith("mdm:"))
     assert "nan" not in line and "n/a (no MD or NMD run) (calib " in line
     assert "(MD " not in line and "NMD 0" not in line and "Spearman" not in line
+
+
+def _score_case() -> Any:
+    """:func:`score` on ten hand-made runs of model ``m`` (and a perfect model ``z``):
+    every run has 1000 warp instructions on both sides, so IPC = 1000 / cycles.
+
+    ===========  =====  ====  ===  ========  ==========  ============  =====================
+    run          class  arch  wl   sweep     ref cycles  model cycles  IPC sim, model; error
+    ===========  =====  ====  ===  ========  ==========  ============  =====================
+    a_base       MD     A     w    baseline  1000        800           1, 1.25; +0.25
+    a_x1         MD     A     w    x         500         500           2, 2;     0
+    a_x2         MD     A     w    x         250         200           4, 5;    +0.25
+    n_base       NMD    A     w2   baseline  1000        2000          1, 0.5;  -0.5
+    c_base       calib  A     wc   baseline  1000        250           1, 4;    +3
+    c_x1         calib  A     wc   x         500         125           2, 8;    +3
+    c_x2         calib  A     wc   x         250         62.5          4, 16;   +3
+    b_base       MD     B     w    baseline  1000        1000          1, 1;     0
+    b_x1         MD     B     w    x         500         250           2, 4;    +1
+    b_x2         MD     B     w    x         250         500           4, 2;    -0.5
+    ===========  =====  ====  ===  ========  ==========  ============  =====================
+    """
+    from mdm.explore.validate import score
+
+    rows = [
+        ("a_base", "MD", "A", "w", "baseline", 1000, 800),
+        ("a_x1", "MD", "A", "w", "x", 500, 500),
+        ("a_x2", "MD", "A", "w", "x", 250, 200),
+        ("n_base", "NMD", "A", "w2", "baseline", 1000, 2000),
+        ("c_base", "calib", "A", "wc", "baseline", 1000, 250),
+        ("c_x1", "calib", "A", "wc", "x", 500, 125),
+        ("c_x2", "calib", "A", "wc", "x", 250, 62.5),
+        ("b_base", "MD", "B", "w", "baseline", 1000, 1000),
+        ("b_x1", "MD", "B", "w", "x", 500, 250),
+        ("b_x2", "MD", "B", "w", "x", 250, 500),
+    ]
+    table = pd.DataFrame(
+        {
+            "run_id": [r[0] for r in rows],
+            "class": [r[1] for r in rows],
+            "arch": [r[2] for r in rows],
+            "workload": [r[3] for r in rows],
+            "sweep_param": [r[4] for r in rows],
+            "sweep_value": ["" if r[4] == "baseline" else "1" for r in rows],
+            "warp_insts": 1000.0,
+            "ref_cycles": [float(r[5]) for r in rows],
+        }
+    )
+    per_run = pd.DataFrame(
+        [{"run_id": r[0], "model": "m", "cycles": float(r[6]), "warp_insts": 1000.0} for r in rows]
+        + [
+            {"run_id": r[0], "model": "z", "cycles": float(r[5]), "warp_insts": 1000.0}
+            for r in rows
+        ]
+    )
+    return score(table, per_run, "ref_cycles", pd.DataFrame(), {}, extra_summary=True)
+
+
+def test_score_summaries_by_hand() -> None:
+    """Each summary of :func:`score` against hand arithmetic on :func:`_score_case`'s
+    table: calibration runs stay out of ``mean_abs_error`` and its per-arch and
+    per-sweep splits, MD and NMD are their own classes, and means are means."""
+    res = _score_case()
+    s = res.summary["models"]["m"]
+    assert res.summary["runs"] == 10  # runs, not rows (two models)
+    # MD + NMD |errors|: .25, 0, .25, .5, 0, 1, .5 -> 2.5 / 7 (the median would be .25)
+    assert s["mean_abs_error"] == pytest.approx(2.5 / 7)
+    assert s["mean_abs_error_md"] == pytest.approx((0.25 + 0 + 0.25 + 0 + 1 + 0.5) / 6)
+    assert s["mean_abs_error_nmd"] == pytest.approx(0.5)
+    assert s["mean_abs_error_calib"] == pytest.approx(3.0)
+    assert s["max_abs_error"] == pytest.approx(1.0)  # b_x1; calib's 3 left out
+    assert s["mean_abs_error_by_arch"] == {
+        "A": pytest.approx((0.25 + 0 + 0.25 + 0.5) / 4),
+        "B": pytest.approx((0 + 1 + 0.5) / 3),
+    }
+    assert s["mean_abs_error_by_sweep"] == {
+        "baseline": pytest.approx((0.25 + 0.5 + 0) / 3),
+        "x": pytest.approx((0 + 0.25 + 1 + 0.5) / 4),
+    }
+    assert s["mean_abs_error_by_class"] == {
+        "MD": pytest.approx(1 / 3),
+        "NMD": pytest.approx(0.5),
+        "calib": pytest.approx(3.0),
+    }
+    assert s["runs"] == 10
+    md = res.by_class[(res.by_class["model"] == "m") & (res.by_class["class"] == "MD")].iloc[0]
+    assert (md["mean"], md["max"], md["count"]) == (pytest.approx(1 / 3), 1.0, 6)
+    z = res.summary["models"]["z"]  # the reference's own cycles: no error anywhere
+    assert z["mean_abs_error"] == 0 and z["max_abs_error"] == 0 and z["mean_spearman"] == 1
+
+
+def test_score_speedups_and_spearman_by_hand() -> None:
+    """Speedups are over the baseline of the same model, arch and workload; the
+    Spearman rho of a sweep ranks its points and that baseline, model vs reference IPC."""
+    res = _score_case()
+    runs = res.runs[res.runs["model"] == "m"].set_index("run_id")
+    # speedup_error = (IPC_model / IPC_model(base)) / (IPC_sim / IPC_sim(base)) - 1
+    want = {
+        "a_x1": (2 / 1.25) / (2 / 1) - 1,  # -0.2
+        "a_x2": (5 / 1.25) / (4 / 1) - 1,  # 0
+        "b_x1": (4 / 1) / (2 / 1) - 1,  # +1 (over b_base, not a_base of the other arch)
+        "b_x2": (2 / 1) / (4 / 1) - 1,  # -0.5
+        "c_x1": (8 / 4) / (2 / 1) - 1,  # 0
+    }
+    for rid, err in want.items():
+        assert runs.loc[rid, "speedup_error"] == pytest.approx(err), rid
+    assert runs.loc["b_x1", "speedup_sim"] == pytest.approx(2.0)
+    assert runs.loc["b_x1", "speedup_model"] == pytest.approx(4.0)
+    for rid in ("a_base", "n_base", "b_base", "c_base"):
+        assert math.isnan(runs.loc[rid, "speedup_error"]), rid
+    s = res.summary["models"]["m"]
+    # MD/NMD sweep points only: |-0.2|, 0, 1, |-0.5|
+    assert s["mean_abs_speedup_error"] == pytest.approx(1.7 / 4)
+    assert s["mean_abs_speedup_error_by_sweep"] == {"x": pytest.approx(1.7 / 4)}
+    row = res.by_sweep[(res.by_sweep["model"] == "m") & (res.by_sweep["arch"] == "B")]
+    assert row.set_index("sweep_param").loc["x", "mean_abs_speedup_error"] == pytest.approx(
+        (1 + 0.5) / 2
+    )
+    sp = res.spearman[res.spearman["model"] == "m"].set_index(["arch", "workload"])
+    assert len(sp) == 3 and set(sp["points"]) == {3}  # two points + their baseline
+    # A/w: reference IPCs 1, 2, 4 and model 1.25, 2, 5 rank alike
+    assert sp.loc[("A", "w"), "spearman"] == pytest.approx(1.0)
+    # B/w: reference ranks (base, x1, x2) 1, 2, 3, model 1, 3, 2: 1 - 6 * 2 / (3 * 8)
+    assert sp.loc[("B", "w"), "spearman"] == pytest.approx(0.5)
+    assert s["mean_spearman"] == pytest.approx(sp["spearman"].mean())
+    assert s["mean_spearman"] != pytest.approx(sp["spearman"].median())  # 5/6 vs 1
+
+
+def test_kernel_errors_are_each_kernels_own_cycles(reference_dir: Path) -> None:
+    """Per-kernel rows compare the log's ``gpu_sim_cycle`` of that kernel (not the
+    cumulative ``gpu_tot_sim_cycle``) with the model's kernel cycles, error signed as
+    eq. 11: IPC_model / IPC_sim - 1 = cycles_sim / cycles_model - 1 for the same
+    instructions. The kernels' cycles add up to the run's table cycles."""
+    from mdm.explore.accelsim_log import parse_log
+
+    run = RUNS[0]  # stencil2d: two kernels
+    res = validate(reference_dir, ["mdm"], [run], backend=fake_backend([]))
+    k = res.kernels.sort_values("kernel")
+    log = parse_log(reference_dir / "logs" / f"{run}.log.xz")
+    assert list(k["cycles_sim"]) == [kb.stats["gpu_sim_cycle"] for kb in log.kernels]
+    table = load_results(reference_dir / "results.csv").set_index("run_id")
+    assert k["cycles_sim"].sum() == pytest.approx(table.loc[run, "gpu_tot_sim_cycle"])
+    # the fake model: total cycles 1000 + len(options), split evenly over 2 kernels
+    cyc = (1000.0 + len(run_options(reference_dir, run, table.loc[run, "extra_options"]))) / 2
+    assert list(k["cycles_model"]) == [pytest.approx(cyc)] * 2
+    for sim, err in zip(k["cycles_sim"], k["error"], strict=True):
+        assert err == pytest.approx(sim / cyc - 1)  # > 0 when the model is faster
+    assert (k["error"] > 0).all()  # the fake's ~1,000 cycles are far below the log's
+
+
+def _copy_reference(reference_dir: Path, dst: Path, edit: Any) -> Path:
+    """A reference folder in ``dst`` sharing configs, traces and logs, with its results
+    table passed through ``edit`` (a function of the DataFrame)."""
+    for name in ("configs", "traces", "logs"):
+        (dst / name).symlink_to(reference_dir / name)
+    table = pd.read_csv(reference_dir / "results.csv", dtype=str, keep_default_na=False)
+    edit(table).to_csv(dst / "results.csv", index=False)
+    return dst
+
+
+def test_a_log_disagreeing_with_the_table_is_an_error(reference_dir: Path, tmp_path: Path) -> None:
+    """The log's gpu_tot_sim_cycle must be the table's: one cycle more in the table is an
+    error naming the log and the table."""
+    run = RUNS[1]
+
+    def one_more(t: pd.DataFrame) -> pd.DataFrame:
+        row = t["run_id"] == run
+        t.loc[row, "gpu_tot_sim_cycle"] = str(int(t.loc[row, "gpu_tot_sim_cycle"].iloc[0]) + 1)
+        return t
+
+    ref = _copy_reference(reference_dir, tmp_path, one_more)
+    with pytest.raises(ConfigError, match=rf"{run}.log.xz: gpu_tot_sim_cycle .* differs from"):
+        validate(ref, ["mdm"], [run], backend=fake_backend([]))
+    validate(ref, ["mdm"], [run], backend=fake_backend([]), use_logs=False)  # no check
+
+
+@pytest.mark.parametrize("column", ["gpu_tot_sim_cycle", "warp_insts"])
+def test_zero_cycles_or_instructions_name_the_line(
+    reference_dir: Path, tmp_path: Path, column: str
+) -> None:
+    """A run with 0 cycles or 0 instructions has no IPC: refused, naming its line of
+    the file (the header is line 1, the first run line 2)."""
+
+    def zero_second(t: pd.DataFrame) -> pd.DataFrame:
+        t.loc[1, column] = "0"
+        return t
+
+    ref = _copy_reference(reference_dir, tmp_path, zero_second)
+    with pytest.raises(ConfigError, match="line 3: cycles and warp_insts must be > 0"):
+        load_results(ref / "results.csv")
+
+
+def test_cachesim_columns_without_accesses_are_nan() -> None:
+    """A kernel without L1 global reads (or without L2 accesses) has no miss rate: NaN,
+    not the 0 of an empty count, so the comparison with the reference skips it; the
+    run's rates add the kernels' counts (misses over accesses of all of them)."""
+    from types import SimpleNamespace
+
+    from mdm.explore.validate import cachesim_columns
+    from mdm.memory.stats import KernelCacheStats
+
+    none = KernelCacheStats(0, "compute")  # no memory access at all
+    reads = KernelCacheStats(
+        1, "reads", l1_read_accesses=40, l1_read_misses=10, l2_accesses=10, l2_misses=5
+    )
+    pred = SimpleNamespace(inputs=[SimpleNamespace(cache=none), SimpleNamespace(cache=reads)])
+    k0 = cachesim_columns(pred, 0)
+    assert math.isnan(k0["cachesim_l1_miss_rate"]) and math.isnan(k0["cachesim_l2_miss_rate"])
+    assert cachesim_columns(pred, 1) == {
+        "cachesim_l1_miss_rate": 10 / 40,
+        "cachesim_l2_miss_rate": 5 / 10,
+    }
+    assert cachesim_columns(pred) == cachesim_columns(pred, 1)  # the empty kernel adds 0 / 0
+    assert cachesim_columns(SimpleNamespace(inputs=[])) == {}

@@ -636,3 +636,25 @@ def test_accelsim_logs_per_kernel_miss_rates(reference_dir: Path, tmp_path: Path
     # a block without the counters gives NaN, not an error
     del parsed.kernels[1].stats["L2_total_cache_misses"]
     assert math.isnan(kernel_miss_rates(parsed)[1]["l2_miss_rate"])
+
+
+def test_accelsim_run_rates_are_the_last_blocks(reference_dir: Path, tmp_path: Path) -> None:
+    """A run's row (not per kernel) carries the rates of its log's last block, where
+    GPGPU-Sim's cumulative counters cover every kernel: for two-kernel stencil2d they
+    are the results table's rates of that run. A kernel without L2 accesses of its own
+    (its counters unchanged since the block before) has no L2 rate: NaN."""
+    from mdm.explore.accelsim_log import parse_log
+    from mdm.explore.accelsim_runs import kernel_miss_rates, logs_to_measured
+
+    run = "stencil2d__mdm_pascal__baseline"
+    log = reference_dir / "logs" / f"{run}.log.xz"
+    df = logs_to_measured([log], tmp_path / "m.csv", traces_root=reference_dir)
+    want = load_results(reference_dir / "results.csv").set_index("run_id").loc[run]
+    assert len(df) == 1
+    assert df["l2_miss_rate"].iloc[0] == pytest.approx(want["l2_miss_rate"], abs=1e-4)
+    assert df["l1d_rd_miss_rate"].iloc[0] == pytest.approx(want["l1d_rd_miss_rate"], abs=1e-4)
+    parsed = parse_log(log)
+    for key in ("L2_total_cache_accesses", "L2_total_cache_misses"):
+        parsed.kernels[1].stats[key] = parsed.kernels[0].stats[key]
+    rates = kernel_miss_rates(parsed)
+    assert math.isnan(rates[1]["l2_miss_rate"]) and not math.isnan(rates[0]["l2_miss_rate"])
