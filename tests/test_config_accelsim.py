@@ -641,3 +641,100 @@ def test_a_misspelt_option_is_named_apart(reference_dir, tmp_path):
     assert bad.l1.hit_latency_cycles != good.l1.hit_latency_cycles  # the default was used
     sm7, warns = _import(reference_dir / "configs" / "SM7_QV100")
     assert "misspelt" not in " ".join(str(w.message) for w in warns)
+
+
+def test_clock_domains_and_memory_timing_by_hand(reference_dir):
+    """The module docstring's derivations on round numbers. Clocks 1000:500:2000:500 MHz
+    (core 1, icnt 0.5, L2 2, DRAM 0.5 GHz), 24 channels of one sub-partition, 128 B L2
+    lines with a 32 B data port, 32 B flits, 4 B x burst 8 DRAM with command ratio 4."""
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    extra = (
+        "-gpgpu_clock_domains 1000:500:2000:500 -gpgpu_n_mem 24 "
+        "-gpgpu_n_sub_partition_per_mchannel 1 -gpgpu_cache:dl2 N:128:128:8,L:B:m:F:L,A:128:8,16:0,32 "
+        "-icnt_flit_size 32 -network_mode 1 -gpgpu_l2_rop_latency 50 -dram_latency 100 "
+        "-gpgpu_dram_buswidth 4 -gpgpu_dram_burst_length 8 -dram_data_command_freq_ratio 4 "
+        "-gpgpu_n_mem_per_ctrlr 1 -gpgpu_dram_timing_opt nbk=16:CCD=3:RCD=10:RP=20:CL=30 "
+        "-gpgpu_kernel_launch_latency 500"
+    )
+    gpu, _ = _import(path, extra)
+    assert gpu.core_clock_mhz == 1000 and gpu.core_clock_ghz == 1.0
+    assert gpu.l2.banks == 24 and gpu.l2.size_bytes == 24 * 128 * 128 * 8
+    # a reply: 128 B + 8 B header in ceil(136 / 32) = 5 flits -> 25.6 B of data per flit
+    assert gpu.noc.sm_port_gbps == pytest.approx(25.6 * 0.5)  # one flit per icnt cycle
+    # per bank min(flit data x icnt, port x L2 clock) = min(12.8, 32 x 2) GB/s
+    assert gpu.noc.bandwidth_gbps == pytest.approx(24 * 12.8)
+    # rop (core cycles) / core + 23 calibrated icnt cycles / icnt
+    assert gpu.l2.hit_latency_ns == pytest.approx(50 / 1.0 + 23 / 0.5)
+    # atom 4 x 8 = 32 B per command, one every max(CCD 3, BL / ratio 2) = 3 DRAM cycles
+    assert gpu.dram.atom_bytes == 32
+    assert gpu.dram.bandwidth_gbps == pytest.approx(24 * 32 / 3 * 0.5)
+    # dram_latency / core + (RP + RCD + CL + BL / ratio) / DRAM clock
+    assert gpu.dram.latency_ns == pytest.approx(100 / 1.0 + (20 + 10 + 30 + 2) / 0.5)
+    assert gpu.kernel_launch_ns == pytest.approx(500 / 1.0)  # 500 core cycles at 1 GHz
+    # two sub-partitions per channel: twice the banks (and L2), same channels
+    two, _ = _import(path, extra + " -gpgpu_n_sub_partition_per_mchannel 2")
+    assert (two.l2.banks, two.dram.channels) == (48, 24)
+    assert two.l2.size_bytes == 2 * gpu.l2.size_bytes
+
+
+def test_streaming_l1_mshrs_coalescer_and_issue_width_by_hand(reference_dir):
+    """A streaming L1 (alloc ``s``) gets one MSHR per line of 4 x the dl1, 4 per line when
+    sectored, merging up to 64; ``-gpgpu_coalesce_arch`` 40 is the first sector
+    coalescer; the issue width is capped at 4."""
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    for kind, sectors in (("N", 1), ("S", 4)):
+        gpu, _ = _import(path, f"-gpgpu_cache:dl1 {kind}:64:128:6,L:T:s:N:L,A:128:8,16:0,128")
+        assert gpu.l1.allocate_on == "fill" and gpu.l1.sectored == (kind == "S")
+        assert gpu.l1.mshr_entries == 64 * 6 * 4 * sectors  # 1536 and 6144
+        assert gpu.l1.mshr_max_merge == 64
+    on_fill, _ = _import(path, "-gpgpu_cache:dl1 N:64:128:6,L:T:f:N:L,A:128:8,16:0,128")
+    assert on_fill.l1.allocate_on == "fill" and on_fill.l1.mshr_entries == 128
+    for arch, want in ((39, "warp"), (40, "warp_sector")):
+        gpu, _ = _import(path, f"-gpgpu_coalesce_arch {arch}")
+        assert gpu.l1.coalescer == want, arch
+    for width, want in ((1, 1), (3, 3), (4, 4), (8, 4)):
+        gpu, _ = _import(path, f"-gpgpu_max_insn_issue_per_warp {width}")
+        assert gpu.sm.issue_width == want, width
+    skip, _ = _import(path, "-gpgpu_gmem_skip_L1D 1")
+    assert not skip.l1.enabled
+
+
+def test_gpgpusim_defaults_of_absent_options(reference_dir, tmp_path):
+    """Options a config leaves out take GPGPU-Sim's defaults (module docstring):
+    ``-gpgpu_perf_sim_memcpy`` 1 (copies fill the L2), ``-gpgpu_n_cores_per_cluster`` 1,
+    ``-gpgpu_shader_cta`` 8."""
+    src = (reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config").read_text()
+    drop = ("-gpgpu_perf_sim_memcpy", "-gpgpu_n_cores_per_cluster", "-gpgpu_shader_cta")
+    text = "\n".join(ln for ln in src.splitlines() if not ln.startswith(drop))
+    (tmp_path / "gpgpusim.config").write_text(text)
+    gpu, _ = _import(tmp_path / "gpgpusim.config", "-gpgpu_n_clusters 7")
+    assert gpu.l2.fill_on_memcpy is True and gpu.n_sm == 7
+    assert gpu.sm.max_blocks == 8  # GPGPU-Sim's -gpgpu_shader_cta default
+    gpu, _ = _import(
+        tmp_path / "gpgpusim.config", "-gpgpu_n_clusters 7 -gpgpu_n_cores_per_cluster 3"
+    )
+    assert gpu.n_sm == 21  # clusters x cores per cluster
+    gpu, _ = _import(tmp_path / "gpgpusim.config", "-gpgpu_perf_sim_memcpy 0")
+    assert gpu.l2.fill_on_memcpy is False
+
+
+def test_a_count_with_a_fraction_is_refused(reference_dir):
+    """Counts are whole: ``-gpgpu_n_clusters 28.5`` is an error naming the option, not 28."""
+    path = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    with pytest.raises(ConfigError, match=r"-gpgpu_n_clusters: expected an integer, got 28.5"):
+        import_accelsim(path, "-gpgpu_n_clusters 28.5")
+    assert _import(path, "-gpgpu_n_clusters 28.0")[0].n_sm == 28  # a whole float is fine
+
+
+def test_a_mapping_string_short_of_64_bits_is_not_read_as_a_bit_map(reference_dir, tmp_path):
+    """A mapping whose bit map has 63 positions is not read shifted by one: the
+    sub-partition bits fall back to those above the interleave, said in the warning."""
+    src = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
+    full = "00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.RBBBCCCB.CCCSSSSS"
+    cfg = tmp_path / "gpgpusim.config"
+    cfg.write_text(src + f"\n-gpgpu_mem_addr_mapping dramid@8;{full[1:]}\n")
+    gpu, warns = _import(cfg)
+    assert gpu.l2.sub_partition_bits is None
+    assert "no 64-bit map" in " ".join(str(w.message) for w in warns)
+    cfg.write_text(src + f"\n-gpgpu_mem_addr_mapping dramid@8;{full}\n")
+    assert _import(cfg)[0].l2.sub_partition_bits == (8,)  # the lowest B bit

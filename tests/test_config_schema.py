@@ -131,3 +131,58 @@ def test_l1_size_on_an_adaptive_carveout_warns_that_it_sets_only_the_sets():
         v100.with_updates({"l1": {"unified_bytes": 262144}})
         fixed = GPUConfig.model_validate(BASE)
         fixed.with_updates({"l1.size_bytes": 2 * fixed.l1.size_bytes})
+
+
+def test_schema_bounds_at_their_edges():
+    """Each bound at its edge: the last valid value passes, the first invalid one is
+    refused, naming the field (an off-by-one in a bound would pass or refuse one more)."""
+    cfg = GPUConfig.model_validate(BASE)
+    for bad in ({"core_clock_mhz": 0}, {"l2.hit_latency_ns": 0}, {"dram.latency_ns": 0}):
+        with pytest.raises(ConfigError, match=repr(next(iter(bad)))):
+            cfg.with_updates(bad)
+    assert cfg.with_updates({"l2.sub_partition_bits": (7, 62)}).l2.sub_partition_bits == (7, 62)
+    for bits in ((7, 63), (8, 7), (7, 7), (-1,)):
+        with pytest.raises(ConfigError, match="increasing bit positions in 0..62"):
+            cfg.with_updates({"l2.sub_partition_bits": bits})
+    # a sectored L2's fetch: whole sectors that divide the 128 B line
+    sect = cfg.with_updates({"l2.sectored": True, "l2.sector_bytes": 32})
+    assert sect.with_updates({"l2.fetch_bytes": 64}).l2_fetch_sectors == 2
+    for fetch in (96, 48, 256):  # 96 and 256 do not divide 128; 48 is not whole sectors
+        with pytest.raises(ConfigError, match="l2.fetch_bytes"):
+            sect.with_updates({"l2.fetch_bytes": fetch})
+
+
+def test_adaptive_carveout_bounds_and_an_unknown_section():
+    """The largest carve-out must stay below the unified array and the array must hold
+    whole sets; a field under a section that does not exist is named, not a KeyError;
+    setting the unified size with the L1 size does not warn."""
+    import warnings
+
+    from mdm.config import load_gpu
+
+    v100 = load_gpu("v100")
+    u, opts = v100.l1.unified_bytes, v100.l1.shared_carveouts_bytes
+    assert u is not None and opts
+    with pytest.raises(ConfigError, match="below l1.unified_bytes"):
+        v100.with_updates({"l1.shared_carveouts_bytes": (*opts[:-1], u)})
+    ok = v100.with_updates({"l1.shared_carveouts_bytes": (*opts[:-1], u - 1024)})
+    assert ok.l1.shared_carveouts_bytes[-1] == u - 1024
+    step = v100.l1.sets * v100.l1.line_bytes
+    with pytest.raises(ConfigError, match="not a multiple of sets"):
+        v100.with_updates({"l1.unified_bytes": u + step // 2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v100.with_updates({"l1.size_bytes": 2 * v100.l1.size_bytes, "l1.unified_bytes": 2 * u})
+    for path in ("l9.ways", "l1.ways.x", "nosuch"):
+        with pytest.raises(ConfigError, match=rf"unknown configuration field '{path}'"):
+            v100.with_updates({path: 1})
+
+
+def test_l1_request_size_and_line_geometry():
+    """One L1 request (and MSHR entry) moves a sector of a sectored L1, else a line; a
+    line of 96 B (whole sectors, sizes that divide) is still refused: not a power of two."""
+    cfg = GPUConfig.model_validate(BASE)
+    assert cfg.l1.request_bytes == cfg.l1.line_bytes == 128
+    assert cfg.with_updates({"l1.sectored": True}).l1.request_bytes == cfg.l1.sector_bytes == 32
+    with pytest.raises(ConfigError, match="line_bytes 96 must be a power of two"):
+        cfg.with_updates({"l1.line_bytes": 96, "l1.ways": 4, "l1.size_bytes": 96 * 4 * 64})
