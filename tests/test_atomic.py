@@ -44,3 +44,40 @@ def test_a_folder_at_the_target_is_named_before_writing(tmp_path: Path) -> None:
     with pytest.raises(IsADirectoryError, match=r"a folder is there.*'.*out'"):
         atomic_write_bytes(tmp_path / "out", b"x")
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_the_temp_file_is_beside_the_target_and_gone_after(tmp_path: Path) -> None:
+    """The temp file lives in the target's folder (so ``os.replace`` is a rename on one
+    file system, never a copy that a reader could see half-done) and is hidden."""
+    target = tmp_path / "sub" / "r.csv"
+    with atomic_file(target) as tmp:
+        assert tmp.parent == target.parent and tmp.name.startswith(".r.csv.")
+        assert not target.exists()  # nothing at the target until the block ends
+        tmp.write_text("new")
+    assert target.read_text() == "new"
+    assert [p.name for p in target.parent.iterdir()] == ["r.csv"]
+
+
+def test_atomic_dir_replaces_whole_or_leaves_the_old_folder(tmp_path: Path) -> None:
+    """A finished block replaces an existing folder whole (its old files gone, no
+    ``.old`` copy left); a failed one leaves the old folder as it was and no temp
+    folder; a file at the target is refused before anything is written."""
+    target = tmp_path / "report"
+    with atomic_dir(target) as d:
+        assert d.parent == tmp_path and d != target
+        (d / "old.html").write_text("1")
+    with atomic_dir(target) as d:
+        (d / "new.html").write_text("2")
+    assert sorted(p.name for p in target.iterdir()) == ["new.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+    with pytest.raises(RuntimeError), atomic_dir(target) as d:
+        (d / "half.html").write_text("3")
+        raise RuntimeError("killed")
+    assert sorted(p.name for p in target.iterdir()) == ["new.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["report"]
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(FileExistsError, match="afile exists and is not a folder"):
+        with atomic_dir(tmp_path / "afile"):
+            pass
+    assert (tmp_path / "afile").read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "report"]

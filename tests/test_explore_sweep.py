@@ -611,3 +611,73 @@ def test_points_where_a_kernel_does_not_fit_are_kept_as_skipped(tmp_path: Path) 
     again = run_sweep(spec, tmp_path, executor="serial")
     assert again.items_run == 0
     pd.testing.assert_frame_equal(again.table, t)
+
+
+def test_later_parts_override_and_points_are_identified_by_their_updates() -> None:
+    """Zip overrides grid overrides the named delta on the same field (module
+    docstring); a point's id depends on its delta and update dict, not on the order the
+    fields were given."""
+    from mdm.explore.spec import point_id
+
+    spec = parse_spec(
+        {
+            **SPEC,
+            "deltas": {"d": {"n_sm": 7, "l1.mshr_entries": 32}},
+            "grid": {"n_sm": [14, 28]},
+            "zip": {"l1.mshr_entries": [64, 256]},
+        }
+    )
+    pts = expand_points(spec)
+    assert [p.updates for p in pts] == [
+        {"n_sm": 14, "l1.mshr_entries": 64},
+        {"n_sm": 14, "l1.mshr_entries": 256},
+        {"n_sm": 28, "l1.mshr_entries": 64},
+        {"n_sm": 28, "l1.mshr_entries": 256},
+    ]
+    assert spec.swept_fields == ["n_sm", "l1.mshr_entries"]
+    assert point_id({"a": 1, "b": 2}) == point_id({"b": 2, "a": 1})
+    assert point_id({"a": 1}) != point_id({"a": 2})
+    # two deltas with the same updates are two points (their labels differ)
+    two = parse_spec({**SPEC, "deltas": {"p": {"n_sm": 14}, "q": {"n_sm": 14}}, "grid": {}})
+    assert [p.delta for p in expand_points(two)] == ["p", "q"]
+    assert len({p.point_id for p in expand_points(two)}) == 2
+
+
+def test_zip_of_three_lists_and_workload_keys() -> None:
+    """Every zip list must have the same length (three lists too); a built-in
+    workload's key lists its parameters sorted, whatever their order in the spec."""
+    zips = {"n_sm": [14, 28], "core_clock_mhz": [1000, 2000], "l1.mshr_entries": [32]}
+    with pytest.raises(ConfigError, match="zip lists must have equal lengths"):
+        parse_spec({**SPEC, "grid": {}, "zip": zips})
+    with pytest.raises(ConfigError, match="zip lists must not be empty"):
+        parse_spec({**SPEC, "grid": {}, "zip": {"n_sm": []}})
+    a = parse_spec({**SPEC, "workloads": [{"name": "stride", "params": {"gs": 32, "ctas": 4}}]})
+    b = parse_spec({**SPEC, "workloads": [{"name": "stride", "params": {"ctas": 4, "gs": 32}}]})
+    assert a.workloads[0].key == b.workloads[0].key == "stride(ctas=4,gs=32)"
+    with pytest.raises(ConfigError, match="workload labels must be unique"):
+        parse_spec({**SPEC, "workloads": [{"name": "vecadd"}, {"name": "vecadd"}]})
+
+
+def test_table_rows_are_sorted_and_carry_each_points_actual_values(tmp_path: Path) -> None:
+    """The merged table is ordered by workload, point and model whatever order the items
+    finished in, and each row's swept columns hold the point's configuration values
+    (a field a delta leaves alone shows the base's value, not an empty cell)."""
+    res = _run(tmp_path, executor="serial")
+    t = res.table
+    keys = list(zip(t["workload"], t["point"], t["model"], strict=True))
+    assert keys == sorted(keys)
+    base = fake_base("")
+    classic = t[t["delta"] == "classic"]
+    assert (classic["l1.mshr_entries"] == base.l1.mshr_entries).all()
+    assert (t[t["delta"] == "small_mshr"]["l1.mshr_entries"] == 32).all()
+
+
+def test_a_file_named_parts_is_not_a_sweep_folder(tmp_path: Path) -> None:
+    """Only a *folder* ``parts/`` may be there without a manifest (a refused spec's
+    leftover): a file of that name is one of the folder's own files, refused."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "parts").write_text("mine\n")
+    with pytest.raises(ConfigError, match=r"holds files but no sweep .*parts"):
+        _serial(parse_spec({**SPEC, "grid": {"n_sm": [14]}}), out)
+    assert (out / "parts").read_text() == "mine\n"
