@@ -83,10 +83,7 @@ def test_validation_report(tmp_path: Path) -> None:
     assert '"mean_abs_error_nmd": null' in (tmp_path / "summary.json").read_text()
     assert "fig5_a.svg" in (tmp_path / "report.html").read_text()
     # a blank rho (this sweep has 2 points) is explained where it is shown
-    assert (
-        "blank (not counted in mean_spearman) with fewer than 3 points"
-        in (tmp_path / "report.html").read_text()
-    )
+    assert "blank (not counted) with fewer than 3 points" in (tmp_path / "report.html").read_text()
     # runs chosen without a baseline: no empty Fig. 5 chart
     sweep_only = ValidationResult(runs.iloc[[1]], empty, empty, empty, empty, summary)
     validation_report(sweep_only, tmp_path / "s")

@@ -411,8 +411,17 @@ def test_score_speedups_and_spearman_by_hand() -> None:
     assert sp.loc[("A", "w"), "spearman"] == pytest.approx(1.0)
     # B/w: reference ranks (base, x1, x2) 1, 2, 3, model 1, 3, 2: 1 - 6 * 2 / (3 * 8)
     assert sp.loc[("B", "w"), "spearman"] == pytest.approx(0.5)
-    assert s["mean_spearman"] == pytest.approx(sp["spearman"].mean())
-    assert s["mean_spearman"] != pytest.approx(sp["spearman"].median())  # 5/6 vs 1
+    # A/wc (calib): reference 1, 2, 4, model 4, 8, 16: 1, in its own mean only
+    assert sp.loc[("A", "wc"), ["class", "spearman"]].tolist() == ["calib", 1.0]
+    assert s["mean_spearman"] == pytest.approx((1.0 + 0.5) / 2)  # median: also 0.75
+    assert s["mean_spearman_calib"] == pytest.approx(1.0)
+    assert res.summary["models"]["z"]["mean_spearman"] == pytest.approx(1.0)
+    # a third MD sweep of rho 0.3: the mean (1 + 0.5 + 0.3) / 3 = 0.6, not the median 0.5
+    from mdm.explore.validate import _summary
+
+    third = res.spearman.iloc[[0]].assign(workload="w3", spearman=0.3, **{"class": "MD"})
+    more = _summary(res.runs, pd.concat([res.spearman, third]))["models"][third["model"].iloc[0]]
+    assert more["mean_spearman"] == pytest.approx(0.6)
 
 
 def test_kernel_errors_are_each_kernels_own_cycles(reference_dir: Path) -> None:

@@ -507,7 +507,8 @@ def _kernel_errors(
 
 
 def _spearman(runs: pd.DataFrame) -> pd.DataFrame:
-    """Spearman rho of model vs reference IPC over each sweep (+ its baseline)."""
+    """Spearman rho of model vs reference IPC over each sweep (+ its baseline), with the
+    workload's ``class``."""
     out = []
     base = runs[runs["sweep_param"] == "baseline"]
     for (model, arch, wl, param), g in runs[runs["sweep_param"] != "baseline"].groupby(
@@ -524,21 +525,25 @@ def _spearman(runs: pd.DataFrame) -> pd.DataFrame:
                 "arch": arch,
                 "workload": wl,
                 "sweep_param": param,
+                "class": g["class"].iloc[0],
                 "points": len(pts),
                 "spearman": rho,
             }
         )
     return pd.DataFrame(
-        out, columns=["model", "arch", "workload", "sweep_param", "points", "spearman"]
+        out, columns=["model", "arch", "workload", "sweep_param", "class", "points", "spearman"]
     )
 
 
 def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> dict[str, Any]:
-    """Per model summary; ``mean_abs_error`` and the per-arch/sweep means leave out ``calib``."""
+    """Per model summary; ``mean_abs_error``, ``mean_spearman``, the speed-up errors and
+    the per-arch/sweep means leave out ``calib`` runs and sweeps (``*_calib`` has them)."""
     res: dict[str, Any] = {"runs": int(runs["run_id"].nunique()), "models": {}}
     for model, g in runs.groupby("model"):
         app = g[g["class"] != "calib"]
-        s = spear[spear["model"] == model]["spearman"].dropna()
+        sp = spear[spear["model"] == model]
+        s = sp[sp["class"] != "calib"]["spearman"].dropna()
+        s_calib = sp[sp["class"] == "calib"]["spearman"].dropna()
         change = app["speedup_error"].abs().dropna()
         res["models"][model] = {
             "mean_abs_error": _mean(app["abs_error"]),
@@ -551,6 +556,7 @@ def _summary(runs: pd.DataFrame, spear: pd.DataFrame, extra: bool = False) -> di
                 p: _mean(x["abs_error"]) for p, x in app.groupby("sweep_param")
             },
             "mean_spearman": float(s.mean()) if len(s) else math.nan,
+            "mean_spearman_calib": float(s_calib.mean()) if len(s_calib) else math.nan,
             "mean_abs_speedup_error": _mean(change),
             "mean_abs_speedup_error_by_sweep": {
                 p: _mean(x["speedup_error"].abs())

@@ -138,7 +138,8 @@ def validation_report(res: Any, out: str | Path) -> Path:
             "Spearman rank correlation of sweep trends",
             tables=[res.spearman],
             text="model against reference IPC over each sweep's points and its baseline; "
-            "blank (not counted in mean_spearman) with fewer than 3 points, or where the "
+            "mean_spearman counts the MD and NMD sweeps (calib ones: mean_spearman_calib); "
+            "blank (not counted) with fewer than 3 points, or where the "
             "reference's or the model's IPC is the same at every point (nothing to rank)",
         )
     )
