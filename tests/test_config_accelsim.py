@@ -738,3 +738,17 @@ def test_a_mapping_string_short_of_64_bits_is_not_read_as_a_bit_map(reference_di
     assert "no 64-bit map" in " ".join(str(w.message) for w in warns)
     cfg.write_text(src + f"\n-gpgpu_mem_addr_mapping dramid@8;{full}\n")
     assert _import(cfg)[0].l2.sub_partition_bits == (8,)  # the lowest B bit
+
+
+def test_defaults_where_the_file_is_silent(reference_dir: Path) -> None:
+    """The module's documented defaults: a dl1 string without its miss-queue field gets 8
+    entries (the file's own ``,16:0,128`` gives 16); a mapping without ``dramid@``
+    interleaves the banks every 256 B, ``dramid@9`` every 2**9 = 512 B."""
+    cfg = reference_dir / "configs" / "mdm_pascal" / "gpgpusim.config"
+    bits = "00000000.00000000.00000000.00000000.0000RRRR.RRRRRRRR.RBBBCCCC.BCCSSSSS"
+    base, _ = _import(cfg)
+    no_mq, _ = _import(cfg, ["-gpgpu_cache:dl1", "N:64:128:6,L:T:m:N:H,A:128:8"])
+    assert (base.l1.miss_queue_entries, no_mq.l1.miss_queue_entries) == (16, 8)
+    no_dramid, _ = _import(cfg, ["-gpgpu_mem_addr_mapping", bits])
+    nine, _ = _import(cfg, ["-gpgpu_mem_addr_mapping", f"dramid@9;{bits}"])
+    assert (no_dramid.l2.bank_interleave_bytes, nine.l2.bank_interleave_bytes) == (256, 512)

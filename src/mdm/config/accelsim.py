@@ -11,7 +11,7 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
 ``-gpgpu_clock_domains`` clocks in GHz):
 
 * ``n_sm = gpgpu_n_clusters * gpgpu_n_cores_per_cluster``; ``compute_capability =
-  10 * major + minor``; ``sm.*`` from ``-gpgpu_shader_core_pipeline threads:warp``
+  10 * major + minor`` (minor 0 when only the major is given); ``sm.*`` from ``-gpgpu_shader_core_pipeline threads:warp``
   (``max_warps = threads / 32``), ``-gpgpu_shader_cta``, ``-gpgpu_shader_registers``,
   ``-gpgpu_shmem_size``, ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
   ``sm.ldst_queue_entries``: the memory instructions GPGPU-Sim holds between issue and
@@ -52,7 +52,9 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   write-allocate policy other than ``N`` is ``write_allocate = True``; alloc ``m`` ->
   ``miss``, ``f`` and ``s`` (streaming) -> ``fill``; a streaming cache gets GPGPU-Sim's
   MSHR sizing (one entry per line of the largest carve-out, x4 sectors if sectored;
-  merge 64). ``-gpgpu_coalesce_arch`` < 40 -> ``warp`` coalescer, >= 40 ->
+  merge 64). A cache string without its miss-queue field gets 8 entries (decided here;
+  GPGPU-Sim's Fermi configuration's ``A:32:8,8`` has 8).
+  ``-gpgpu_coalesce_arch`` < 40 -> ``warp`` coalescer, >= 40 ->
   ``warp_sector`` (GPGPU-Sim's ``memory_coalescing_arch``: every access split into the
   warp's distinct 32 B sectors). The adaptive carve-out is kept per kernel:
   ``l1.unified_bytes`` and ``l1.shared_carveouts_bytes`` (the cache simulator applies
@@ -61,7 +63,8 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
   rule: 4 x the dl1 size, carved out by 0, 8, 16, 32, 64 or 96 KB (said in the warning).
 * L2 from ``-gpgpu_cache:dl2`` per memory sub-partition: ``l2.banks = n_mem *
   n_sub_partition_per_mchannel``, ``size = banks * sets * ways * line``;
-  ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``;
+  ``bank_interleave_bytes = 2**k`` from ``dramid@k`` of ``-gpgpu_mem_addr_mapping``
+  (256 B, GPGPU-Sim's ``dramid@8``, when the mapping or its ``dramid@`` is absent);
   ``l2.bank_index`` from ``-gpgpu_memory_partition_indexing`` (6, IPOLY-modulo for
   non-power-of-two partition counts, is approximated by 0 and said in the warning; the
   cache simulator maps 0, 1, 2 and 4, the last by distribution, see
