@@ -310,6 +310,39 @@ def test_whole_warp_load_latency() -> None:
     assert a == pytest.approx(b) == pytest.approx(20 + 0.5 * (100 + 0.2 * 200))
 
 
+def test_per_pc_load_latency_lookup_and_unseen_pcs() -> None:
+    """Each load PC gets its own row (the highest PC included); a load PC beyond every
+    row keeps the class latency; a PC the cache saw no access of counts as an L1 miss
+    that hits the L2 (p1 = 1, p2 = 0), as without statistics. Hand GPU: L1 20, L2 100,
+    DRAM 200; per-request formula."""
+    stats = PCStats(
+        pc=np.array([16, 0, 32], np.uint32),
+        executions=np.array([10, 10, 0]),
+        l1_accesses=np.array([10, 10, 0]),
+        l1_hits=np.array([10, 0, 0]),
+        l1_pending_hits=np.array([0, 0, 0]),
+        l1_misses=np.array([0, 10, 0]),
+        l2_accesses=np.array([0, 10, 0]),
+        l2_misses=np.array([0, 10, 0]),
+    )
+    lat = gpu_latencies(gpu(), stats, whole_warp=False)
+    k = kernel_from_warps([[(C.LD_GLOBAL, [1], [0])] * 4])  # pcs 0, 16, 32, 48
+    per = lat.per_instruction(k.pc, k.iclass)
+    # pc 0: all miss to DRAM 20 + 100 + 200; pc 16: all hit 20; pc 32: unseen 20 + 100;
+    # pc 48: no row, the class latency L1 + L2 = 120
+    assert per.tolist() == pytest.approx([320, 20, 120, 120])
+
+
+def test_shared_load_latency_is_the_shared_memory_latency() -> None:
+    """A shared load's consumer waits ``shared_mem_cycles`` (30 here, the constant cache
+    24): load at 0, result at 30, consumer issued at 30 after a gap of 29."""
+    g = gpu().with_updates({"latency.shared_mem_cycles": 30, "latency.const_tex_cycles": 24})
+    k = kernel_from_warps([[(C.LD_SHARED, [1], [0]), (C.INT, [2], [1])]])
+    p = interval_profile(k, 0, gpu_latencies(g), merge_threshold=0)
+    assert p.n_insts.tolist() == [1, 1]
+    assert p.stall[0] == 29
+
+
 def test_whole_warp_is_the_default() -> None:
     # the pipeline relies on the default: a split load waits for its slowest request
     k = kernel_from_warps([GOLDEN_WARP])
@@ -405,6 +438,26 @@ def test_issue_slots_bounds(ops: list) -> None:
     times = [_group_times(k, width) for width in (1, 2, 3, 4)]
     for narrow, wide in zip(times, times[1:], strict=False):
         assert np.all(wide <= narrow)
+
+
+def test_an_interval_opened_inside_an_issue_group_counts_its_own_slot() -> None:
+    """A group spanning an interval boundary counts in both intervals. Width 2, latencies
+    4 (load 100), every gap opens an interval. I0 load r1; I1..I99 alternate SFU, INT
+    (no dependencies); P = I100 INT r4; Q = I101 INT <- r1; C = I102 SFU <- r4.
+    Single issue: I_k at k up to Q at 101; r4 ready 104, so C issues at 104 after a gap
+    of 2 and opens interval 1; C's result at 108: stall 108 - 105 = 3.
+    Groups: (I0, I1) at 0, ..., (I98, I99) at 49, P at 50, Q waits for r1 to 100, and C
+    (r4 ready at 54, SFU beside Q's INT) joins Q's group at 100.
+    Interval 0: 102 instructions in 50 pairs and 2 singles = 52 slots; interval 1: C's
+    group, 1 slot."""
+    fill = [(C.SFU if i % 2 else C.INT, [2 + i % 2], [0]) for i in range(1, 100)]
+    warp = [(C.LD_GLOBAL, [1], [0]), *fill, (C.INT, [4], [0]), (C.INT, [5], [1])]
+    warp.append((C.SFU, [6], [4]))
+    k = kernel_from_warps([warp])
+    p = interval_profile(k, 0, lat_table(), merge_threshold=0, issue_width=2)
+    assert p.n_insts.tolist() == [102, 1]
+    assert p.stall.tolist() == [2, 3]
+    assert p.issue_slots.tolist() == [52, 1]
 
 
 def _group_times(k, width: int) -> np.ndarray:  # noqa: ANN001
