@@ -317,9 +317,9 @@ def test_per_pc_load_latency_lookup_and_unseen_pcs() -> None:
     DRAM 200; per-request formula."""
     stats = PCStats(
         pc=np.array([16, 0, 32], np.uint32),
-        executions=np.array([10, 10, 0]),
-        l1_accesses=np.array([10, 10, 0]),
-        l1_hits=np.array([10, 0, 0]),
+        executions=np.array([0, 10, 10]),
+        l1_accesses=np.array([0, 10, 10]),
+        l1_hits=np.array([0, 0, 10]),
         l1_pending_hits=np.array([0, 0, 0]),
         l1_misses=np.array([0, 10, 0]),
         l2_accesses=np.array([0, 10, 0]),
@@ -328,9 +328,9 @@ def test_per_pc_load_latency_lookup_and_unseen_pcs() -> None:
     lat = gpu_latencies(gpu(), stats, whole_warp=False)
     k = kernel_from_warps([[(C.LD_GLOBAL, [1], [0])] * 4])  # pcs 0, 16, 32, 48
     per = lat.per_instruction(k.pc, k.iclass)
-    # pc 0: all miss to DRAM 20 + 100 + 200; pc 16: all hit 20; pc 32: unseen 20 + 100;
-    # pc 48: no row, the class latency L1 + L2 = 120
-    assert per.tolist() == pytest.approx([320, 20, 120, 120])
+    # pc 0: all miss to DRAM 20 + 100 + 200; pc 16: unseen 20 + 100; pc 32 (the last
+    # row): all hit 20; pc 48: no row, the class latency L1 + L2 = 120
+    assert per.tolist() == pytest.approx([320, 120, 20, 120])
 
 
 def test_shared_load_latency_is_the_shared_memory_latency() -> None:
