@@ -273,6 +273,33 @@ def test_mode2_accepts_active_lane_count_of_deltas(tmp_path: Path) -> None:
     assert a.equals(b)
 
 
+def test_mode2_with_all_deltas_and_immediate_decides_the_immediate(tmp_path: Path) -> None:
+    """A first mode-2 line with one delta per active lane plus one more field can only
+    be ``active`` deltas and an immediate (``active + 1`` fields): it fixes the immediate
+    as present, so the later lines' immediates are consistent and the addresses use the
+    first ``active - 1`` deltas: 0x3000, 0x3000 - 16 = 0x2FF0, 0x2FF0 + 32 = 0x3010."""
+    w0 = ["0030 0000000d 1 R5 LDG.E 1 R2 4 2 0x3000 -16 32 5 77", "0000 ffffffff 1 R1 MOV 0 0 77"]
+    w1 = ["0000 000000ff 0 EXIT 0 0 77"]
+    text = HEADER.format(tv=5, li=0) + _tb(0, [w0, w1]) + _tb(1, [w1, w1])
+    k = read_kernel(_write(tmp_path, text))
+    assert k.addrs.tolist() == [0x3000, 0x2FF0, 0x3010]
+    assert k.addr_ptr.tolist() == [0, 3, 3, 3, 3, 3]
+
+
+def test_upper_case_hex_and_wide_memory_widths(tmp_path: Path) -> None:
+    """Hex fields may be upper case (0xAB = 171, 0X1F00 = 7936) and the memory width is
+    kept as written up to 255 (the field's range), not only the 1..16 B of loads."""
+    text = _golden_text().replace(
+        "0020 00000005 0 STG.E 2 R2 R4 4 0 0x2000 0x2010",
+        "00AB 0000000A 0 STG.E 2 R2 R4 255 0 0X1F00 0xABCDEF",
+        1,
+    )
+    k = read_kernel(_write(tmp_path, text))
+    assert k.pc[2] == 0xAB == 171 and k.mask[2] == 0xA == 10
+    assert k.mem_width[2] == 255
+    assert k.addrs[k.addr_ptr[2] : k.addr_ptr[3]].tolist() == [7936, 11259375]
+
+
 def test_kernelslist_memcpy_and_compressed_fallback(tmp_path: Path) -> None:
     _write(tmp_path, _golden_text(), "kernel-7.traceg.xz")
     (tmp_path / "kernelslist.g").write_text(
@@ -339,6 +366,17 @@ def test_truncated_file(tmp_path: Path) -> None:
     cut = text[: text.rindex("#END_TB")]
     e = _err(tmp_path, cut)
     assert "#END_TB" in e.message
+    # the file's last line; the reader says one past it when the file fits in the first
+    # chunk (a newline is added to the last piece): tolerated here, reported
+    assert len(cut.splitlines()) <= e.line <= len(cut.splitlines()) + 1
+
+
+def test_missing_thread_blocks_names_the_last_line(tmp_path: Path) -> None:
+    text = _golden_text()
+    cut = text[: text.rindex("#BEGIN_TB")]
+    e = _err(tmp_path, cut)
+    assert "2 thread blocks" in e.message
+    assert len(cut.splitlines()) <= e.line <= len(cut.splitlines()) + 1  # as above
 
 
 def test_missing_thread_blocks(tmp_path: Path) -> None:
@@ -373,6 +411,10 @@ def test_more_lines_than_insts(tmp_path: Path) -> None:
         ("0010 0000000f 1 R4", "0010 0000000f 9 R4", "destination registers"),
         ("R2 8 1 0x1000", "R2 8 7 0x1000", "address mode"),
         ("0030 0000000d 1 R5 LDG.E 1 R2 4", "0030 0000000d 1 R5 LDG.E 1 R2 x4", "memory width"),
+        ("R2 8 1 0x1000", "R2 256 1 0x1000", "memory width"),  # 0..255, not wrapped to 0
+        ("0010 0000000f 1 R4", "100000010 0000000f 1 R4", "hex PC"),  # 33 bits
+        # 3 active lanes: at most 3 deltas and an immediate, not 5 fields
+        ("0x3000 -16 32", "0x3000 -16 32 5 6 7", "deltas"),
     ],
 )
 def test_bad_instruction_line(tmp_path: Path, old: str, new: str, expected: str) -> None:
