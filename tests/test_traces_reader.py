@@ -366,9 +366,12 @@ def test_truncated_file(tmp_path: Path) -> None:
     cut = text[: text.rindex("#END_TB")]
     e = _err(tmp_path, cut)
     assert "#END_TB" in e.message
-    # the file's last line; the reader says one past it when the file fits in the first
-    # chunk (a newline is added to the last piece): tolerated here, reported
-    assert len(cut.splitlines()) <= e.line <= len(cut.splitlines()) + 1
+    # the file's last line, with or without its newline (until the sixty-sixth session a
+    # file that fits in the first chunk was reported one line past its end)
+    assert e.line == len(cut.splitlines())
+    bare = cut.rstrip("\n")  # ends with an instruction line, no newline after it
+    e = _err(tmp_path, bare)
+    assert e.line == len(bare.splitlines()) == len(cut.splitlines()) - 1
 
 
 def test_missing_thread_blocks_names_the_last_line(tmp_path: Path) -> None:
@@ -376,7 +379,7 @@ def test_missing_thread_blocks_names_the_last_line(tmp_path: Path) -> None:
     cut = text[: text.rindex("#BEGIN_TB")]
     e = _err(tmp_path, cut)
     assert "2 thread blocks" in e.message
-    assert len(cut.splitlines()) <= e.line <= len(cut.splitlines()) + 1  # as above
+    assert e.line == len(cut.splitlines())  # as above
 
 
 def test_missing_thread_blocks(tmp_path: Path) -> None:

@@ -337,8 +337,8 @@ def parse_chunk(
             state[S_LINES] += 1
             p = nxt
             continue
-        if c == 45:  # '-'
-            return 46, ls, 0, 0
+        if c == 45 and not (lineinfo and q + 1 < e and 48 <= buf[q + 1] <= 57):
+            return 46, ls, 0, 0  # a '-' line, unless a negative source line (-1: unknown)
         if c == 116:  # 't': thread block = x,y,z
             if state[S_IN_TB] == 0:
                 return 32, ls, 0, 0

@@ -113,7 +113,9 @@ def _check_memory(path: Path, name: str, used: int, read: int, size: int) -> Non
 
 
 def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes | memoryview]:
-    """Yield pieces of text that each end with a newline (the last one gets one added)."""
+    """Yield pieces of text that each end with a newline (the last one gets one added
+    when the file's last line has none: an added empty line would shift the line named
+    by the end-of-file errors)."""
     tail = first
     while True:
         try:
@@ -130,7 +132,7 @@ def _chunks(f: IO[bytes], first: bytes, size: int, path: Path) -> Iterator[bytes
         yield memoryview(data)[: cut + 1]
         tail = data[cut + 1 :]
     if tail:
-        yield tail + b"\n"
+        yield tail if tail.endswith(b"\n") else tail + b"\n"
 
 
 # --------------------------------------------------------------------- header
