@@ -544,3 +544,15 @@ def test_a_kernel_too_large_for_memory_is_refused_while_it_is_read(
         read_kernel(path, chunk_bytes=4096)
     monkeypatch.setattr(_memory, "available_memory_bytes", lambda: 4 * arrays)
     assert read_kernel(path, chunk_bytes=4096).equals(kt)
+
+
+def test_header_integers_decimal_with_leading_zeros_or_hex(tmp_path: Path) -> None:
+    """``-kernel id = 007`` is 7 (decimal, leading zeros allowed; Python's ``int(v, 0)``
+    refused it before the sixty-sixth session) and ``-shmem = 0x100`` is 256; a value
+    that is neither is an error naming the field."""
+    text = _golden_text().replace("-kernel id = 7", "-kernel id = 007")
+    text = text.replace("-shmem = 256", "-shmem = 0x100")
+    k = read_kernel(_write(tmp_path, text))
+    assert (k.kernel_id, k.shmem_bytes) == (7, 256)
+    e = _err(tmp_path, _golden_text().replace("-nregs = 12", "-nregs = 0b1100"))
+    assert "-nregs" in e.message and "integer" in e.message

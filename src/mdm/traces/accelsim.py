@@ -142,8 +142,11 @@ _BLOCK_MAX = (1024, 1024, 64)
 
 
 def _int_field(path: Path, lineno: int, key: str, value: str) -> int:
+    """A header integer: decimal (leading zeros allowed) or ``0x`` hexadecimal (the
+    tracer's base addresses)."""
+    v = value.strip()
     try:
-        return int(value.strip(), 0)
+        return int(v, 16) if v[:2].lower() == "0x" else int(v, 10)
     except ValueError:
         raise TraceFormatError(
             path, lineno, f"header '-{key} = ...' expected an integer, got {value.strip()!r}"
