@@ -25,7 +25,13 @@ from mdm.memory.carveout import (
     l1_may_allocate_on_fill,
 )
 from mdm.memory.coalesce import coalesce
-from mdm.memory.hashing import _IPOLY_BITS, _MASK_TABLE, ipoly_hash, l2_bank_and_set
+from mdm.memory.hashing import (
+    _IPOLY_BITS,
+    _MASK_TABLE,
+    check_l2_mapping,
+    ipoly_hash,
+    l2_bank_and_set,
+)
 
 SM7 = "sm7_qv100"
 
@@ -73,6 +79,37 @@ def test_ipoly_matches_bitset_formula_and_is_gf2_linear(higher: int, index: int,
     assert h ^ ipoly_hash(12345, 0, n, _MASK_TABLE) == ipoly_hash(
         higher ^ 12345, index, n, _MASK_TABLE
     )
+
+
+def _gf2_mod(e: int, poly: int, k: int) -> int:
+    """``x**e mod poly(x)`` over GF(2), ``poly`` of degree ``k`` as its bit pattern."""
+    v = 1 << e
+    for b in range(e, k - 1, -1):
+        if v >> b & 1:
+            v ^= poly << (b - k)
+    return v
+
+
+@pytest.mark.parametrize(
+    ("n", "poly", "top"),
+    [
+        (16, 0b10011, 12),  # x^4 + x + 1, inputs a[0..12]
+        (32, 0b100101, 14),  # IPOLY(37) = x^5 + x^2 + 1, inputs a[0..14]
+        (64, 0b1000011, 18),  # IPOLY(67) = x^6 + x + 1, inputs a[0..18]
+    ],
+)
+def test_ipoly_columns_are_powers_of_x_mod_the_polynomial(n: int, poly: int, top: int) -> None:
+    """Independent of the bit table: Rau's IPOLY maps the address ``higher * n + index``
+    to its remainder mod ``poly`` in GF(2), so input bit ``a[p]`` (address bit ``p + k``)
+    feeds the output bits of ``x**(p + k) mod poly``, e.g. for n = 32, ``x**5 = x**2 + 1``:
+    a[0] feeds bits 0 and 2; hashing.cc uses the bits up to ``a[top]`` only."""
+    k = n.bit_length() - 1
+    for p in range(top + 1):
+        assert ipoly_hash(1 << p, 0, n, _MASK_TABLE) == _gf2_mod(p + k, poly, k), p
+    for p in range(top + 1, 62):  # higher bits are not hashed
+        assert ipoly_hash(1 << p, 0, n, _MASK_TABLE) == 0, p
+    for i in range(n):  # no high bits: the index itself
+        assert ipoly_hash(0, i, n, _MASK_TABLE) == i
 
 
 @pytest.mark.parametrize(
@@ -216,6 +253,48 @@ def test_sub_partition_bits_must_be_increasing_positions() -> None:
             _sm7().with_updates({"l2.sub_partition_bits": bad})
 
 
+@pytest.mark.parametrize(
+    ("channels", "subs", "bits"),
+    [(16, 4, (8,)), (32, 2, (8, 9)), (16, 4, (8, 9, 10))],
+)
+def test_sub_partition_bits_must_number_log2_of_the_sub_partitions(
+    channels: int, subs: int, bits: tuple[int, ...]
+) -> None:
+    """One bit per factor of two of the sub-partitions per channel, neither fewer (4 x 1
+    bit would leave sub-partitions 2 and 3 empty) nor more."""
+    g = _sm7().with_updates(
+        {
+            "dram.channels": channels,
+            "l2.banks": channels * subs,
+            "l2.size_bytes": channels * subs * 32 * 24 * 128,
+            "l2.sub_partition_bits": bits,
+        }
+    )
+    assert any("sub_partition_bits" in p for p in check_l2_mapping(g))
+    with pytest.raises(ConfigError, match="sub_partition_bits"):
+        l2_bank_and_set(np.array([1]), g)
+
+
+def test_interleave_must_hold_a_byte_per_sub_partition() -> None:
+    """64 sub-partitions of one channel over 32 B chunks: the random granule 2**s / P
+    would be under a byte, so the mapping is refused (not silently taken as chunk mod
+    banks)."""
+    g = _sm7().with_updates(
+        {
+            "dram.channels": 1,
+            "l2.banks": 64,
+            "l2.size_bytes": 64 * 32 * 24 * 128,
+            "l2.bank_interleave_bytes": 32,
+            "l2.sub_partition_bits": None,
+        }
+    )
+    assert check_l2_mapping(g) == [
+        "l2.bank_interleave_bytes is below the sub-partitions per channel"
+    ]
+    with pytest.raises(ConfigError, match="below the sub-partitions"):
+        l2_bank_and_set(np.array([1]), g)
+
+
 def test_sub_partition_bits_at_the_default_place_change_nothing() -> None:
     g = _sm7()  # sub_partition_bits = [8]: the bit just above the interleave
     lines = np.arange(0, 3_000_000, 17, dtype=np.int64)
@@ -260,6 +339,27 @@ def test_random_partition_index_is_uniform_per_granule() -> None:
     assert len({tuple(b[i : i + 8]) for i in range(0, 800, 8)}) > 90  # no short period
     consecutive = g.with_updates({"l2.bank_index": "consecutive"})
     assert np.array_equal(s, l2_bank_and_set(lines, consecutive)[1])
+
+
+def test_random_partition_index_draws_per_granule_not_per_chunk() -> None:
+    """The granule is 2**s / P = 256 / 2 = 128 B, a line: the two lines of one 256 B
+    chunk draw their sub-partitions independently (equal in about 1 of 24 chunks, not
+    in all), and a line's bank does not depend on the other lines mapped with it."""
+    g = _sm7().with_updates(
+        {
+            "dram.channels": 12,
+            "l2.banks": 24,
+            "l2.size_bytes": 24 * 32 * 24 * 128,
+            "l2.bank_index": "random",
+            "l2.sub_partition_bits": (7,),
+        }
+    )
+    lines = np.arange(48_000, dtype=np.int64)
+    b, _ = l2_bank_and_set(lines, g)
+    same = float(np.mean(b[0::2] == b[1::2]))
+    assert 0.02 < same < 0.07  # 1 / 24 = 0.042; 24,000 pairs
+    odd, _ = l2_bank_and_set(lines[1::2].copy(), g)
+    assert np.array_equal(odd, b[1::2])
 
 
 def test_xor_sets_on_a_non_power_of_two_bank_count() -> None:
