@@ -3,13 +3,14 @@ LRU properties, and agreement with Accel-Sim on the reference runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mdm.config.gpu import GPUConfig
@@ -27,10 +28,12 @@ from mdm.memory.cachesim import AppSimulator, _L2State, sector_mask_dtype
 from mdm.memory.carveout import l1_may_allocate_on_fill
 from mdm.memory.coalesce import (
     CoalescedRequests,
+    _request_bound,
     _scattered,
     _sparse,
     coalesce,
     global_memory_instructions,
+    memory_kinds,
 )
 from mdm.memory.stats import SCALAR_FIELDS
 from mdm.models.synthetic import pascal_like
@@ -410,6 +413,141 @@ def test_coalescer_colliding_keys() -> None:
     assert got == naive_coalesce(k, "warp")[0]
 
 
+def naive_coalesce_geometry(
+    k: KernelTrace, rule: str, line: int, sector: int
+) -> list[list[tuple[int, int, int]]]:
+    """:func:`naive_coalesce_full` for any power-of-two line and sector size: byte by byte,
+    one request per segment a group touches (the line; with the ``warp`` rule 32 B for
+    1 B and 64 B for 2 B accesses, at most the line), its sectors and the sectors whose
+    every byte a store writes."""
+    out = []
+    for i in global_memory_instructions(k):
+        a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
+        lanes = [lane for lane in range(32) if int(k.mask[i]) >> lane & 1]
+        w = int(k.mem_width[i])
+        store = k.iclass[i] == ST
+        group = 8 if rule == "quarter_warp" else 32
+        seg = min({1: 32, 2: 64}.get(w, line), line) if rule == "warp" else line
+        reqs: list[tuple[int, int, int]] = []
+        for g in range(0, 32, group):
+            segs: dict[int, int] = {}
+            written: dict[tuple[int, int], set[int]] = {}
+            for x in (x for x, lane in zip(a, lanes, strict=True) if g <= lane < g + group):
+                for byte in range(x, x + w):
+                    segs[byte // seg] = segs.get(byte // seg, 0) | 1 << (byte % line // sector)
+                    written.setdefault((byte // line, byte % line // sector), set()).add(byte)
+            for key, m in sorted(segs.items()):
+                ln = key * seg // line
+                full = sum(
+                    1 << s
+                    for s in range(line // sector)
+                    if store and m >> s & 1 and len(written.get((ln, s), ())) == sector
+                )
+                reqs.append((ln, m, full))
+        out += [reqs]
+    return out
+
+
+# 2 B lanes filling lines 128 and 129 of 32 B: one 64 B segment, two lines (two requests)
+@example((32, 32), 0xFFFFFFFF, [0] * 32, 2, True, False, True)
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([(32, 32), (64, 16), (64, 64), (256, 32), (128, 8), (1024, 32)]),
+    st.integers(0, (1 << 32) - 1),
+    st.lists(st.integers(0, 1 << 12), min_size=32, max_size=32),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+def test_coalescer_other_line_and_sector_sizes_match_naive(
+    geometry: tuple[int, int],
+    mask: int,
+    offsets: list[int],
+    width: int,
+    aligned: bool,
+    store: bool,
+    dense: bool,
+) -> None:
+    """Lines of 32 to 1024 B and sectors of 8 to 64 B (up to 32 sectors per line, 64 B
+    sectors whose byte bitmap fills a whole word), 2 B accesses in 64 B segments longer
+    than a 32 B line, any mask, ``aligned`` to the width or not (lanes straddle segments), reads
+    and writes (``dense``: consecutive lanes, whole sectors written): the naive
+    coalescer's requests and fully written sectors, every rule, both variants."""
+    line, sector = geometry
+    n = bin(mask).count("1")
+    if dense:
+        addrs = [4096 + q * width for q in range(n)]
+    else:
+        addrs = [o - o % width if aligned else o for o in offsets[:n]]
+    k = make_kernel([(ST if store else LD, addrs, width)], masks=[mask])
+    for rule in ("warp", "quarter_warp", "warp_sector"):
+        r = coalesce_both(k, line, sector, rule)
+        got = [
+            (int(ln), int(m), int(f))
+            for ln, m, f in zip(r.req_line, r.req_mask, r.req_full, strict=True)
+        ]
+        assert got == naive_coalesce_geometry(k, rule, line, sector)[0], rule
+
+
+def test_coalescer_request_bound_holds_lanes_that_straddle_two_segments() -> None:
+    """Every lane of a 16 B read straddling two lines of its own: 64 requests under the
+    ``quarter_warp`` rule, 2 per lane (the output buffer's bound ``(2 + w // 32)`` per
+    lane: 32 x (2 + 0) = 64, exactly enough), each line's last and next line's first
+    sector."""
+    addrs = [1024 * q + 120 for q in range(32)]  # bytes 120..135 of line 8q: lines 8q, 8q+1
+    k = make_kernel([(LD, addrs, 16)])
+    inst = global_memory_instructions(k)
+    assert _request_bound(inst, k.mem_width, k.addr_ptr) == 64
+    for rule in ("warp", "quarter_warp", "warp_sector"):
+        r = coalesce_both(k, 128, 32, rule)
+        assert r.req_line.tolist() == [8 * q + d for q in range(32) for d in (0, 1)]
+        assert r.req_mask.tolist() == [0b1000, 0b0001] * 32
+    wide = make_kernel([(LD, [4096 * q + 8 for q in range(32)], 64)])  # 64 B: 2 + 2 each
+    assert _request_bound(global_memory_instructions(wide), wide.mem_width, wide.addr_ptr) == 128
+
+
+def test_coalescer_reads_a_zero_width_as_four_bytes() -> None:
+    """An instruction without a recorded access width (0) is coalesced as a 4 B access:
+    lanes at line 32's offsets 60 and 124 give one request, sectors 1 and 3 (1 B: two
+    32 B segments with the ``warp`` rule, 2 B two 64 B ones; 8 B would cross into
+    sector 2 and line 33)."""
+    k = make_kernel([(LD, [4096 + 60, 4096 + 124], 0)])
+    for rule in ("warp", "quarter_warp", "warp_sector"):
+        r = coalesce_both(k, 128, 32, rule)
+        assert list(zip(r.req_line.tolist(), r.req_mask.tolist(), strict=True)) == [(32, 0b1010)]
+
+
+def test_stores_atomics_and_local_stores_write_their_sectors() -> None:
+    """:func:`memory_kinds`: 0 load, 1 store, 2 atomic, a local access a store when its
+    opcode starts with ``ST`` (``STL``, not ``SHFL``-like names merely starting with
+    ``S``); every writing instruction's fully written sectors are in ``req_full``."""
+    full = [4096 + 4 * q for q in range(32)]  # the 4 sectors of line 32, every byte
+    LOC, ATOM = int(InstrClass.LOCAL), int(InstrClass.ATOMIC)
+    k = make_kernel([(LD, full, 4), (ST, full, 4), (ATOM, full, 4), (LOC, full, 4), (LOC, full, 4)])
+    # opcodes: LDG, STG, ATOM, LDL, STL (then a local access named SLD: a load)
+    k = dataclasses.replace(
+        k,
+        opcode=np.array([0, 1, 2, 3, 4], np.uint16),
+        opcodes=("LDG", "STG", "ATOM", "LDL", "STL"),
+    )
+    inst = global_memory_instructions(k)
+    assert memory_kinds(k, inst).tolist() == [0, 1, 2, 0, 1]
+    r = coalesce(k, 128, 32, "warp")
+    assert r.req_full.tolist() == [0, 0b1111, 0b1111, 0, 0b1111]
+    s = dataclasses.replace(k, opcodes=("LDG", "STG", "ATOM", "SLD", "STL"))
+    assert memory_kinds(s, inst).tolist() == [0, 1, 2, 0, 1]
+
+
+@pytest.mark.parametrize(("line", "sector"), [(128, 48), (128, 128), (4096, 64), (96, 64)])
+def test_coalescer_refuses_sectors_that_do_not_tile_the_line(line: int, sector: int) -> None:
+    """Sectors of at most 64 B, a whole number of them per line (128 / 48 is not), at
+    most 32 per line."""
+    k = make_kernel([(LD, [4 * j for j in range(32)], 4)])
+    with pytest.raises(ConfigError, match="cache geometry"):
+        coalesce(k, line, sector, "warp")
+
+
 @pytest.mark.parametrize("spl", [4, 16])
 def test_coalescer_without_global_instructions(spl: int) -> None:
     """A kernel without global memory instructions (or an empty selection) has no
@@ -425,6 +563,31 @@ def test_coalescer_without_global_instructions(spl: int) -> None:
         assert r.req_mask.shape == r.req_full.shape == (0,)
     one = coalesce(k, 32 * spl, 32, "warp")
     assert one.req_mask.dtype == sector_mask_dtype(spl) and one.req_line.shape == (1,)
+
+
+@pytest.mark.parametrize(
+    ("addr", "sets32", "sets64"),
+    [
+        (0x80, 1, 1),  # line 1: the low set bits are address bits 7-11
+        (0xF80, 31, 31),
+        (0x1000, 0, 32),  # bit 12: the 6th set bit of a 64-set (48 KB) L1 only
+        (0x2000, 1, 1),  # bits 13, 14, 15 XOR into set bits 0, 1, 2
+        (0x8000, 4, 4),
+        (0x10000, 0, 0),  # bit 16: not hashed
+        (0x20000, 8, 8),  # bit 17 -> set bit 3
+        (0x40000, 0, 0),  # bit 18: not hashed
+        (0x80000, 16, 16),  # bit 19 -> set bit 4
+        (0x2000 | 0x80, 0, 0),  # bit 13 XOR bit 7
+        (0xFFFFF, 0, 32),  # 31 ^ (0b00111 | 0b01000 | 0b10000) = 0, bit 12 -> 32
+    ],
+)
+def test_fermi_hash_set_index_golden(addr: int, sets32: int, sets64: int) -> None:
+    """GPGPU-Sim ``FERMI_HASH_SET_FUNCTION`` (Nugteren et al., HPCA 2014) for 128 B
+    lines: address bits 7-11 XOR bits (13, 14, 15, 17, 19), bit 12 above them with 64
+    sets; by hand."""
+    line = addr >> 7
+    assert _core.fermi_hash_set(line, 7, 32) == sets32
+    assert _core.fermi_hash_set(line, 7, 64) == sets64
 
 
 # --------------------------------------------------- fast vs plain-Python cache
