@@ -140,34 +140,7 @@ def naive_coalesce_full(k: KernelTrace, rule: str) -> list[list[tuple[int, int, 
     """(line, sector mask, fully written sectors) per request, byte by byte: one request
     per 128 B line a group touches, or with the ``warp`` rule per 32 B (1 B accesses)
     or 64 B (2 B) segment (GPGPU-Sim's ``memory_coalescing_arch_13`` segment sizes)."""
-    out = []
-    for i in global_memory_instructions(k):
-        a = k.addrs[k.addr_ptr[i] : k.addr_ptr[i + 1]].astype(int)
-        lanes = [lane for lane in range(32) if int(k.mask[i]) >> lane & 1]
-        w = int(k.mem_width[i])
-        store = k.iclass[i] == ST
-        group = 8 if rule == "quarter_warp" else 32
-        seg = {1: 32, 2: 64}.get(w, 128) if rule == "warp" else 128
-        reqs: list[tuple[int, int, int]] = []
-        for g in range(0, 32, group):  # the lanes g .. g + group - 1 that are active
-            segs: dict[int, int] = {}
-            written: dict[tuple[int, int], set[int]] = {}
-            for x in (x for x, lane in zip(a, lanes, strict=True) if g <= lane < g + group):
-                for byte in range(x, x + w):
-                    segs[byte // seg] = segs.get(byte // seg, 0) | 1 << (byte % 128 // 32)
-                    written.setdefault((byte // 128, byte % 128 // 32), set()).add(byte)
-            for key, m in sorted(segs.items()):
-                line = key * seg // 128
-                # the request's own sectors (a 32 or 64 B segment's request does not
-                # carry the other segments' sectors of its line)
-                full = sum(
-                    1 << sec
-                    for sec in range(4)
-                    if store and m >> sec & 1 and len(written.get((line, sec), ())) == 32
-                )
-                reqs.append((line, m, full))
-        out += [reqs]
-    return out
+    return naive_coalesce_geometry(k, rule, 128, 32)
 
 
 @settings(max_examples=40, deadline=None)

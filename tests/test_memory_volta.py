@@ -316,10 +316,9 @@ def test_consecutive_banks_are_numbered_chip_times_subpartitions() -> None:
     assert np.array_equal(b * 8 // 16, chunk % 8)
 
 
-def test_random_partition_index_is_uniform_per_granule() -> None:
-    """Indexing 4 (random): every 2**s / P-byte granule (128 B for 12 x 2 sub-partitions
-    at dramid@8) has one sub-partition, drawn uniformly; the set index ignores it."""
-    g = _sm7().with_updates(
+def _random_24() -> GPUConfig:
+    """SM7_QV100 with 12 channels x 2 sub-partitions and the random bank index."""
+    return _sm7().with_updates(
         {
             "dram.channels": 12,
             "l2.banks": 24,
@@ -328,6 +327,12 @@ def test_random_partition_index_is_uniform_per_granule() -> None:
             "l2.sub_partition_bits": (7,),
         }
     )
+
+
+def test_random_partition_index_is_uniform_per_granule() -> None:
+    """Indexing 4 (random): every 2**s / P-byte granule (128 B for 12 x 2 sub-partitions
+    at dramid@8) has one sub-partition, drawn uniformly; the set index ignores it."""
+    g = _random_24()
     lines = np.arange(200_000, dtype=np.int64)  # one 128 B granule per line
     b, s = l2_bank_and_set(lines, g)
     again, _ = l2_bank_and_set(lines[::-1].copy(), g)
@@ -345,15 +350,7 @@ def test_random_partition_index_draws_per_granule_not_per_chunk() -> None:
     """The granule is 2**s / P = 256 / 2 = 128 B, a line: the two lines of one 256 B
     chunk draw their sub-partitions independently (equal in about 1 of 24 chunks, not
     in all), and a line's bank does not depend on the other lines mapped with it."""
-    g = _sm7().with_updates(
-        {
-            "dram.channels": 12,
-            "l2.banks": 24,
-            "l2.size_bytes": 24 * 32 * 24 * 128,
-            "l2.bank_index": "random",
-            "l2.sub_partition_bits": (7,),
-        }
-    )
+    g = _random_24()
     lines = np.arange(48_000, dtype=np.int64)
     b, _ = l2_bank_and_set(lines, g)
     same = float(np.mean(b[0::2] == b[1::2]))
