@@ -12,8 +12,9 @@ Mapping and derivations (``core``, ``icnt``, ``l2``, ``dram`` are the four
 
 * ``n_sm = gpgpu_n_clusters * gpgpu_n_cores_per_cluster``; ``compute_capability =
   10 * major + minor`` (minor 0 when only the major is given); ``sm.*`` from
-  ``-gpgpu_shader_core_pipeline threads:warp`` (``max_warps = threads / 32``), ``-gpgpu_shader_cta``, ``-gpgpu_shader_registers``,
-  ``-gpgpu_shmem_size``, ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
+  ``-gpgpu_shader_core_pipeline threads:warp`` (``max_warps = threads / 32``),
+  ``-gpgpu_shader_cta``, ``-gpgpu_shader_registers``, ``-gpgpu_shmem_size``,
+  ``-gpgpu_num_sched_per_core``, ``-gpgpu_scheduler``.
   ``sm.ldst_queue_entries``: the memory instructions GPGPU-Sim holds between issue and
   the LD/ST unit, ``-gpgpu_pipeline_widths``' ID_OC_MEM and OC_EX_MEM (fifth and tenth
   fields) plus the operand collector units a memory instruction may take

@@ -149,7 +149,7 @@ def _int_field(path: Path, lineno: int, key: str, value: str) -> int:
         return int(v, 16) if v[:2].lower() == "0x" else int(v, 10)
     except ValueError:
         raise TraceFormatError(
-            path, lineno, f"header '-{key} = ...' expected an integer, got {value.strip()!r}"
+            path, lineno, f"header '-{key} = ...' expected an integer, got {v!r}"
         ) from None
 
 
@@ -272,6 +272,10 @@ def _kernel_header(path: Path, fields: dict[str, tuple[int, str]], body_line: in
 class _Out:
     """Growable output arrays of one kernel."""
 
+    #: arrays with a row per instruction (``addr_ptr`` has one more) and per warp
+    INST = ("pc", "opcode", "mask", "dst", "src", "mem_width", "line")
+    WARP = ("warp_start", "warp_block", "warp_id")
+
     def __init__(self, n_inst: int, n_addr: int, n_warp: int) -> None:
         self.pc = np.empty(n_inst, np.uint32)
         self.opcode = np.empty(n_inst, np.uint16)
@@ -297,9 +301,9 @@ class _Out:
         """Bytes of the arrays' filled parts (parser ``state``'s counts)."""
         per_inst = sum(
             getattr(self, k).itemsize * int(np.prod(getattr(self, k).shape[1:]))
-            for k in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line", "addr_ptr")
+            for k in (*self.INST, "addr_ptr")
         )
-        per_warp = sum(getattr(self, k).itemsize for k in ("warp_start", "warp_block", "warp_id"))
+        per_warp = sum(getattr(self, k).itemsize for k in self.WARP)
         return (
             int(state[P.S_NINST]) * per_inst
             + int(state[P.S_NADDR]) * self.addrs.itemsize
@@ -308,16 +312,16 @@ class _Out:
 
     def trim(self, n: int, nw: int, na: int) -> None:
         """Shrink every array to its used length, in place."""
-        for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
+        for name in self.INST:
             a = getattr(self, name)
             a.resize((n, *a.shape[1:]), refcheck=False)
         self.addr_ptr.resize(n + 1, refcheck=False)
         self.addrs.resize(na, refcheck=False)
-        for name in ("warp_start", "warp_block", "warp_id"):
+        for name in self.WARP:
             getattr(self, name).resize(nw, refcheck=False)
 
     def grow_inst(self, n: int) -> None:
-        for name in ("pc", "opcode", "mask", "dst", "src", "mem_width", "line"):
+        for name in self.INST:
             setattr(self, name, self._grow(getattr(self, name), n))
         self.addr_ptr = self._grow(self.addr_ptr, n + 1, 1)
 
@@ -325,7 +329,7 @@ class _Out:
         self.addrs = self._grow(self.addrs, n, 64)
 
     def grow_warp(self, n: int) -> None:
-        for name in ("warp_start", "warp_block", "warp_id"):
+        for name in self.WARP:
             setattr(self, name, self._grow(getattr(self, name), n))
 
 
