@@ -120,3 +120,48 @@ def test_streaming_study_needs_a_classic_base(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="already has a streaming L1 .*mdm_pascal"):
         studies.streaming_l1(tmp_path, **{**KW, "load_base": streaming})
     assert not tmp_path.joinpath("streaming_l1.csv").exists()
+
+
+def _record_figures(monkeypatch) -> dict[str, tuple]:  # noqa: ANN001
+    """Replace the studies' figure functions by recorders: stem name -> (df, args)."""
+    calls: dict[str, tuple] = {}
+
+    def rec(df, *args, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+        calls[Path(args[-1]).name] = (df.copy(), args[:-1])
+        return []
+
+    for name in ("heatmap", "grouped_bars", "cpi_stacks"):
+        monkeypatch.setattr(studies.figures, name, rec)
+    return calls
+
+
+def test_cpi_bandwidth_scales_noc_and_dram_together(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Base NoC 1050 GB/s, DRAM 480 GB/s: at bw_scale 0.5 / 1 / 2 the point has NoC 525 /
+    1050 / 2100 and DRAM 240 / 480 / 960. The CPI-stack figure's bars run model by
+    model, each by rising scale (labels 'gpumech x0.5' .. 'mdm x2')."""
+    calls = _record_figures(monkeypatch)
+    t = studies.cpi_bandwidth(tmp_path, **KW)
+    got = sorted(zip(t["bw_scale"], t["noc.bandwidth_gbps"], t["dram.bandwidth_gbps"], strict=True))
+    assert sorted(set(got)) == [(0.5, 525.0, 240.0), (1.0, 1050.0, 480.0), (2.0, 2100.0, 960.0)]
+    ((df, args),) = calls.values()
+    assert args[0] == "label" and list(args[1]) == ["cpi_base", "cpi_dram"]
+    assert list(df["label"]) == [f"{m} x{s}" for m in ("gpumech", "mdm") for s in ("0.5", "1", "2")]
+
+
+def test_study_figures_plot_the_documented_columns(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Heatmap: perf over DRAM bandwidth (x) and SM count (y); streaming L1: predicted
+    IPC per workload / delta, one bar per model; DVFS: time change in percent."""
+    calls = _record_figures(monkeypatch)
+    studies.heatmap(tmp_path / "h", sms=(14, 28), dram_scale=(0.5, 1.0), **KW)
+    df, args = calls["heatmap_stride1__NMD__mdm"]
+    assert args == ("dram.bandwidth_gbps", "n_sm", "perf")
+    assert set(df["n_sm"]) == {14, 28} and set(df["dram.bandwidth_gbps"]) == {240.0, 480.0}
+    studies.streaming_l1(tmp_path / "s", **KW)
+    df, args = calls["streaming_l1"]
+    assert args == ("config", "model", "ipc")
+    assert set(df["config"]) == {
+        f"{w} / {d}" for w in ("stride1 (NMD)", "stride32 (MD)") for d in ("classic", "streaming")
+    }
+    studies.dvfs(tmp_path / "d", **KW)
+    df, args = calls["dvfs"]
+    assert args == ("workload", "model", "time_change")

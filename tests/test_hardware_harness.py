@@ -290,3 +290,18 @@ def test_issue_rate_of_the_throughput_probe():
     assert r["cycles"] == 1024
     assert r["insts_per_cycle_sm"] == pytest.approx(4 / 3)
     assert r["insts_per_cycle_scheduler"] == pytest.approx(1 / 3)
+
+
+def test_adaptive_l1_ways_round_to_nearest_and_need_one_way():
+    """carveout step 4 on sm7_qv100's unified 128 KB (4 sets x 128 B: 256 ways) with
+    carve-out options 0, 8 KB, 100000 B and 130900 B: 9000 B of shared memory take the
+    100000 B option, 256 x (131072 - 100000) / 131072 = 60.69 -> 61 ways (nearest, not
+    60); 110000 B take 130900 B, 256 x 172 / 131072 = 0.34 -> 0 ways: an error."""
+    from mdm.config import load_gpu
+    from mdm.errors import ConfigError
+    from mdm.memory.carveout import adaptive_l1_ways
+
+    g = load_gpu("sm7_qv100").with_updates({"l1.shared_carveouts_bytes": [0, 8192, 100000, 130900]})
+    assert adaptive_l1_ways(9000, g) == 61
+    with pytest.raises(ConfigError, match="leaves no L1 way"):
+        adaptive_l1_ways(110000, g)

@@ -235,3 +235,53 @@ def test_a_large_copy_installs_about_twice_the_l2() -> None:
     start = first_live_step(g, 0, n * 32)
     assert 0 < n - start <= 4 * L2_LINES * 4  # the last chunk of 2 x the L2's lines
     assert first_live_step(g, 0, (L2_LINES - 1) * 128) == 0  # too small to fill it
+
+
+@pytest.mark.parametrize(("hashed", "steps"), [(False, None), (True, None), (False, 64)])
+@settings(max_examples=15, deadline=None)
+@given(addr=st.integers(0, 8 * L2_LINES * 128), nbytes=st.integers(0, 12 * L2_LINES * 128))
+def test_first_live_step_is_the_shortest_suffix_in_chunks(
+    hashed: bool, steps: int | None, addr: int, nbytes: int
+) -> None:
+    """first_live_step's docstring, with BASE's L2 (2 banks x 16 sets x 4 ways: 128 lines;
+    4 steps of 32 B per 128 B line): chunks of 2 x 128 = 256 lines, or of CHUNK_STEPS
+    steps when fewer (64 steps: 16 lines). A start > 0 is the first step of its line
+    ``lo``; lines lo .. the copy's last are a whole number of chunks; they bring >= 4
+    lines to every set; one chunk fewer does not."""
+    from mdm.memory import memcpy
+    from mdm.memory.hashing import l2_bank_and_set
+
+    g = gpu(set_index="xor", bank_index="bitwise_xor") if hashed else gpu()
+    chunk = 256 if steps is None else steps * 32 // 128
+    with pytest.MonkeyPatch.context() as mp:
+        if steps is not None:
+            mp.setattr(memcpy, "CHUNK_STEPS", steps)
+        start = first_live_step(g, addr, nbytes)
+    n = -(-nbytes // 32)
+    assert 0 <= start <= max(n - 1, 0)
+    if start == 0:
+        return
+    first, last = addr // 128, (addr + (n - 1) * 32) // 128
+    lo = (addr + start * 32) // 128
+    assert (addr + (start - 1) * 32) // 128 == lo - 1  # cut at a line boundary
+    assert (last + 1 - lo) % chunk == 0 and lo > first
+
+    def fills_every_set(a: int) -> bool:
+        bank, s = l2_bank_and_set(np.arange(a, last + 1, dtype=np.int64), g)
+        count = np.bincount(bank.astype(np.int64) * 16 + s, minlength=32)
+        return bool(count.min() >= 4)
+
+    assert fills_every_set(lo)
+    assert not fills_every_set(lo + chunk)
+
+
+def test_installers_return_the_steps_they_installed() -> None:
+    """install_steps from step 30 of a 100-step copy installs 70 steps; a copy of 40 x
+    the L2 (40 x 128 lines x 4 steps = 20480) installs its steps from its first live
+    step on, fewer than all of them."""
+    g = gpu()
+    assert install_steps(_L2State(g), g, 0, 100 * 32, 30) == 70
+    n = 40 * L2_LINES * 4
+    start = first_live_step(g, 0, n * 32)
+    assert start > 0
+    assert copy_to_l2(_L2State(g), g, 0, n * 32) == n - start

@@ -815,3 +815,37 @@ def test_entry_reads_matches_a_plain_count(insts: list, cuts: set, entry: int) -
         best = [len(js) for js in readers.values() if miss[js[0]] > 0.5]
         want.append(max(best, default=0))
     assert got.tolist() == want
+
+
+def test_handmade_lanes_are_the_first_len_addrs() -> None:
+    """handmade docstring: an instruction with ``addrs`` of n < 32 entries has its first n
+    lanes active (mask 0b111 for 3), 32 entries or none: all 32. Thread instructions of
+    the warp: 3 + 32 + 32 = 67."""
+    k = kernel_from_warps(
+        [
+            [
+                (C.LD_GLOBAL, [1], [0], [0, 4, 8]),
+                (C.LD_GLOBAL, [2], [0], [4 * i for i in range(32)]),
+                (C.INT, [3], [1]),
+            ]
+        ]
+    )
+    assert [int(m) for m in k.mask] == [0b111, 0xFFFFFFFF, 0xFFFFFFFF]
+    assert k.thread_instructions == 67
+
+
+@pytest.mark.parametrize(
+    "column",
+    ["ldst_cycles", "issue_slots", "dram_bytes", "unit_cycles", "entry_reads"],
+)
+def test_interval_profile_rejects_an_optional_column_of_another_length(column: str) -> None:
+    """IntervalProfile checks every per-interval column against ``n_insts``: 2 intervals
+    with a 3-entry optional column is a ValueError naming the column."""
+    from mdm.profile.intervals import IntervalProfile
+
+    base = IntervalProfile.from_lists([1.0, 2.0], [0.0, 5.0])
+    fields = {f: getattr(base, f) for f in ("n_insts", "stall", "read_misses", "write_reqs")}
+    with pytest.raises(ValueError, match=column):
+        IntervalProfile(**fields, l2_miss_rate=base.l2_miss_rate, **{column: np.zeros(3)})
+    ok = IntervalProfile(**fields, l2_miss_rate=base.l2_miss_rate, **{column: np.zeros(2)})
+    assert getattr(ok, column).shape == (2,)
