@@ -72,6 +72,17 @@ def test_fetch_granularity_fetches_the_sector_pair() -> None:
     assert pair.l2_read_accesses == base.l2_read_accesses == 3
 
 
+def test_fetch_groups_are_aligned() -> None:
+    """64 B fetches: a read of sector 1 fetches the aligned pair it belongs to (sectors
+    0 and 1), not sectors 1 and 2. Sectors 1, 0, 2 of one line, read one after another:
+    sector 1 misses (64 B), sector 0 came with it (in flight: no fetch), sector 2 misses
+    (its pair 2, 3: 64 B). L2 read misses 2, DRAM reads 128 B (not 64 + 32 B)."""
+    k = make_kernel([(LD, _one_lane(a), 4) for a in (32, 0, 64)])
+    s = simulate_app(AppTrace([k], name="pair"), _h100(**{"l2.fetch_bytes": 64})).kernels[0]
+    assert s.l2_read_accesses == 3
+    assert (s.l2_read_misses, s.dram_read_bytes) == (2, 128)
+
+
 def test_defaults_leave_the_simulation_unchanged() -> None:
     """``l2.fetch_bytes`` = one sector and the row model off give the same counts and
     timeline as the defaults (None, activate_ns 0) on a real kernel."""
