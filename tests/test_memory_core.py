@@ -219,12 +219,6 @@ def test_a_partial_store_to_a_partial_l2_sector_is_a_write_hit() -> None:
     assert (s.dram_read_bytes, s.dram_write_bytes) == (128, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a full write hit leaves a partial L2 sector unreadable (_core.l2_access: "
-    "only the write-miss path clears `partial`); GPGPU-Sim's wr_hit_wb -> "
-    "update_m_readable makes a sector whose bytes are all written readable",
-)
 def test_a_full_store_makes_a_partial_l2_sector_readable() -> None:
     """Sectored L2 (lazy fetch-on-read): a store of the first 16 B of line 3 allocates
     sector 0 partial (a write miss, no fetch); a store of all 32 B of sector 0 then hits
@@ -238,6 +232,19 @@ def test_a_full_store_makes_a_partial_l2_sector_readable() -> None:
     s = simulate_kernel(_dependent([part, whole, _line(3)]), g, blocks_per_sm=1)
     assert (s.l2_accesses, s.l2_misses) == (6, 4)
     assert s.dram_read_bytes == 96
+
+
+def test_two_half_stores_leave_a_partial_l2_sector_partial() -> None:
+    """The documented limit of the sectored L2 (no byte masks): stores of bytes 0-15 and
+    then 16-31 of line 3 together write all of sector 0, but each covers only half, so
+    the sector stays partial (first a write miss, then a write hit) and the load of line
+    3 misses all 4 sectors. L2: 6 accesses, 1 + 4 = 5 misses; DRAM reads 4 x 32 B."""
+    g = gpu().with_updates({"l2.sectored": True})
+    lo = (ST, [384 + 4 * i for i in range(4)], 4)
+    hi = (ST, [400 + 4 * i for i in range(4)], 4)
+    s = simulate_kernel(_dependent([lo, hi, _line(3)]), g, blocks_per_sm=1)
+    assert (s.l2_accesses, s.l2_misses) == (6, 5)
+    assert s.dram_read_bytes == 128
 
 
 def test_a_way_whose_fill_is_due_now_is_free_for_a_victim() -> None:

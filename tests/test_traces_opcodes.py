@@ -139,3 +139,38 @@ def test_union_is_superset_of_every_family() -> None:
         for k, v in FAMILIES[fam].items():
             assert FAMILIES["union"][k] == v
     assert all(v != C.UNKNOWN for v in FAMILIES["union"].values())
+
+
+def test_volta_table_is_inherited_by_ampere_and_hopper() -> None:
+    """Module doc: the Volta/Turing table is "inherited by Ampere and Hopper" and the
+    Ampere/Ada one by Hopper, so every opcode of the older table keeps its class in the
+    newer family (e.g. ``BSSY``, ``HMMA``, ``ULDC`` at sm_80)."""
+    for old, new in (("volta", "ampere"), ("volta", "hopper"), ("ampere", "hopper")):
+        for op, cls in FAMILIES[old].items():
+            assert FAMILIES[new].get(op) == cls, (old, new, op)
+    assert list(classify(["BSSY", "HMMA.16816.F32", "ULDC.64"], 80)) == [
+        C.BRANCH,
+        C.TENSOR,
+        C.TEX_CONST,
+    ]
+
+
+@pytest.mark.parametrize("op", ["RED.E.ADD.F64.RN.STRONG.GPU", "ATOM.E.ADD.F64.RN.STRONG.GPU"])
+def test_f64_modifier_makes_only_conversions_fp64(op: str) -> None:
+    """Module doc: a conversion is FP64 when a modifier names ``F64``; a double-precision
+    atomic add (``RED``/``ATOM`` with an ``F64`` modifier, sm_60+) stays an atomic."""
+    assert classify([op], 70)[0] == C.ATOMIC
+    assert classify([op], 61)[0] == C.ATOMIC
+
+
+@pytest.mark.parametrize(
+    ("version", "fam"),
+    [(50, "pascal"), (63, "pascal"), (69, "pascal"), (70, "volta"), (76, "volta")]
+    + [(79, "volta"), (89, "ampere"), (90, "hopper"), (99, "hopper")]
+    + [(0, "union"), (49, "union"), (100, "union"), (120, "union")],
+)
+def test_family_is_chosen_by_the_decade_of_the_version(version: int, fam: str) -> None:
+    """Module doc: the table is chosen by the version's decade (50-69, 70-79, 80-89,
+    90-99), so an unused minor version keeps its major family's table; 0, older and
+    newer versions (Blackwell's 100, 120) use the union."""
+    assert family(version) == fam

@@ -717,7 +717,10 @@ def l2_access(
     Write-back write-allocate: a hit marks the sector dirty; a write miss allocates,
     without a fetch when ``full`` (the whole line, or sector when sectored, is written),
     else fetching it first (non-sectored, GPGPU-Sim fetch-on-write ``F``) or marking it
-    partial so that a later read fetches it (sectored, lazy fetch-on-read ``L``).
+    partial so that a later read fetches it (sectored, lazy fetch-on-read ``L``). A
+    write hit that covers the whole sector makes a partial sector readable (GPGPU-Sim
+    ``wr_hit_wb`` -> ``update_m_readable``); partial writes that only together cover
+    it leave it partial (no byte masks are kept: a later read fetches it).
     A dirty victim writes its dirty sectors (the whole line when not sectored) to DRAM.
 
     Timing: every DRAM transfer (fetch or write) occupies channel ``ch`` for
@@ -755,6 +758,8 @@ def l2_access(
     ):
         lru[_u(b), _u(s), _u(w)] = stamp[0]
         if is_write:
+            if full:  # every byte of the sector written: readable (update_m_readable)
+                partial[_u(b), _u(s), _u(w)] &= ~bit
             if write_back:
                 dirty[_u(b), _u(s), _u(w)] |= bit
             else:

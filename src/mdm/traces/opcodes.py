@@ -7,10 +7,12 @@ is classified by its *base mnemonic* (the text before the first ``.``, so
 
 Choices the documentation leaves open (documented and tested):
 
-* The table is selected by the kernel's ``-binary version`` (``sm_XY`` -> ``XY``):
-  50-62 Maxwell/Pascal, 70-75 Volta/Turing, 80-89 Ampere/Ada, 90 Hopper. Version 0
-  (real NVBit traces often carry ``-binary version = 0``) or any other value uses the
-  *union* of all tables: an opcode known to any architecture is accepted.
+* The table is selected by the decade of the kernel's ``-binary version`` (``sm_XY``
+  -> ``XY``): 50-69 Maxwell/Pascal (50-62 in use), 70-79 Volta/Turing (70-75), 80-89
+  Ampere/Ada, 90-99 Hopper (90), so a minor version not yet used keeps its major
+  family's table. Version 0 (real NVBit traces often carry ``-binary version = 0``) or
+  any other value (Blackwell's 100 and 120 among them) uses the *union* of all tables:
+  an opcode known to any architecture is accepted.
 * Generic ``LD``/``ST`` (no state space in the opcode) are classified as global
   load/store, as Accel-Sim does for generic accesses outside the shared/local windows.
 * ``ATOMS`` (shared-memory atomic) is a shared load (it returns a value and uses the
