@@ -148,6 +148,7 @@ def test_mdm_pascal_config_matches_preset(reference_dir):
     )
     assert not any(f"{o} " in msg + " " for o in mapped)
     assert "-gpgpu_cache:dl1 " not in msg + " "
+    assert not gpu.l1.write_allocate and "L1 write-allocate" not in msg  # dl1 ``N`` policy
     # PTX-mode latencies: superseded in trace-driven runs by trace.config's
     unmapped, _, inert = msg.partition("options without effect")
     assert "-ptx_opcode_initiation_sfu " in inert + " " and "-ptx_opcode" not in unmapped
@@ -162,6 +163,10 @@ def test_sm7_qv100_config_matches_preset(reference_dir):
         {"l2.hit_latency_ns", "dram.bandwidth_gbps", "noc.bandwidth_gbps"},
     )
     assert len(warns) == 1 and "-dram_dual_bus_interface" in str(warns[0].message)
+    # its dl1 ``L:T:m:L:L`` allocates on writes (lazy fetch-on-read): kept, and said to be
+    # simulated without write allocation
+    assert gpu.l1.write_allocate
+    assert "L1 write-allocate policy lazy_fetch_on_read" in str(warns[0].message)
     # the folder (and load_gpu) goes through the importer too, with the file's latency
     text = (reference_dir / "configs" / "SM7_QV100" / "gpgpusim.config").read_text()
     launch = int(re.search(r"^-gpgpu_kernel_launch_latency\s+(\d+)", text, re.M).group(1))

@@ -816,6 +816,12 @@ def _build(opts: dict[str, _Opt], name: str, base_dir: Path | None = None) -> tu
         raise ConfigError(
             None, f"{r.where('-gpgpu_cache:dl1')}: L1 set index {l1.set_index} cannot be mapped"
         )
+    if l1.write_alloc != "no_write_allocate":
+        r.notes.append(
+            f"{r.where('-gpgpu_cache:dl1')}: L1 write-allocate policy {l1.write_alloc} is "
+            "kept as l1.write_allocate = true, but the cache simulator does not install "
+            "written sectors in the L1 (no-write-allocate)"
+        )
     l1_dict = {
         "enabled": not r.int("-gpgpu_gmem_skip_L1D", 0),
         "size_bytes": l1.sets * l1_ways * l1.line_bytes,

@@ -191,7 +191,11 @@ class L1Config(_Strict):
     mshr_max_merge: int = Field(default=8, ge=1, le=2**31 - 1)
     miss_queue_entries: int = Field(default=16, ge=1, le=2**16, description="SM-to-NoC queue")
     write_policy: Literal["write_through", "write_back"] = "write_through"
-    write_allocate: bool = False
+    write_allocate: bool = Field(
+        default=False,
+        description="kept for the record (GPGPU-Sim's L1 write-allocate policy); the cache "
+        "simulator runs the L1 without write allocation: written sectors are not installed",
+    )
     allocate_on: Literal["miss", "fill"] = Field(
         default="miss", description="'fill' = streaming L1 (paper 004 III-C)"
     )

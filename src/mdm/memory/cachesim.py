@@ -353,7 +353,7 @@ def check_supported(gpu: GPUConfig) -> None:
     problems = []
     problems.extend(check_l2_mapping(gpu))
     if l1.write_policy != "write_through":
-        problems.append("only a write-through, no-write-allocate L1 is implemented")
+        problems.append("l1.write_policy: only a write-through L1 is implemented")
     if l1.line_bytes != l2.line_bytes or l1.sector_bytes != l2.sector_bytes:
         problems.append("L1 and L2 must have the same line_bytes and sector_bytes")
     if l1.set_index == "fermi_hash" and l1.sets not in (32, 64):
