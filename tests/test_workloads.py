@@ -493,3 +493,315 @@ def test_a_launch_too_large_for_memory_fails_after_its_first_chunk(monkeypatch) 
     assert generate("vecadd", ctas=1024).kernels[0].equals(small.kernels[0])
     monkeypatch.setattr(_memory, "available_memory_bytes", lambda: None)  # not Linux
     assert generate("vecadd", ctas=1024).kernels[0].equals(small.kernels[0])
+
+
+# ------------------------------------------------------------------ mutation-pass tests
+GIB = 1 << 30
+
+
+def _lane_addrs(kt: KernelTrace, pc: int) -> dict[tuple[int, int], list[int]]:
+    """(warp, lane) -> the addresses that lane accessed at ``pc``, in program order."""
+    out: dict[tuple[int, int], list[int]] = {}
+    for j in _of_pc(kt, pc):
+        lanes = np.flatnonzero((int(kt.mask[j]) >> np.arange(WARP_SIZE)) & 1)
+        a = kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]
+        for lane, x in zip(lanes, a, strict=True):
+            out.setdefault((int(kt.inst_warp[j]), int(lane)), []).append(int(x))
+    return out
+
+
+def test_stride_memcpy_covers_exactly_the_input_read() -> None:
+    """Listing 1 reads ``input[GS*ix + i]`` for ``ix < ctas*threads`` and ``i < n``: the
+    largest index is GS*(total-1) + n-1, so the copied input is 4*(GS*(total-1) + n)
+    bytes from the first global array (0x7f4000000000); here 4*(5*127 + 3) = 2552."""
+    app = generate("stride", ctas=2, threads=64, n=3, gs=5)
+    (cp,) = app.memcpys
+    assert cp.addr == _emit.GLOBAL_BASE and cp.nbytes == 2552
+    kt = app.kernels[0]
+    ld = kt.addrs[np.repeat(kt.iclass, np.diff(kt.addr_ptr)) == InstrClass.LD_GLOBAL]
+    assert int(ld.min()) == cp.addr and int(ld.max()) + 4 == cp.addr + cp.nbytes
+
+
+@pytest.mark.parametrize(
+    ("gs", "op"), [(1, "MOV"), (4, "SHL"), (32, "SHL"), (3, "XMAD"), (6, "XMAD")]
+)
+def test_stride_scaling_opcode(gs: int, op: str) -> None:
+    """GS*ix at PC 0x60: a move for GS = 1, a shift for a power of two (4, 32), else an
+    integer multiply (3, 6: 6 is even but not a power of two)."""
+    kt = generate("stride", ctas=1, threads=32, n=1, gs=gs).kernels[0]
+    assert {kt.opcodes[o] for o in kt.opcode[_of_pc(kt, 0x60)]} == {op}
+
+
+def test_stride_shared_memory_limit_is_inclusive() -> None:
+    """The output tile takes threads*n*4 B; 256 threads x n = 227 is exactly the
+    232,448 B a block may have (allowed), n = 228 is 1 KiB more (rejected)."""
+    kt = generate("stride", ctas=1, threads=256, n=227, gs=1).kernels[0]
+    assert kt.shmem_bytes == 232_448
+    with pytest.raises(MdmError, match="n <= 227"):
+        generate("stride", ctas=1, threads=256, n=228, gs=1)
+
+
+def _writers_before(kt: KernelTrace, i: int, lo: int) -> set[int]:
+    """Instructions in ``[lo, i)`` of one warp that ``i`` transitively reads from (the
+    latest earlier writer of each source register, recursively)."""
+    seen: set[int] = set()
+    todo = [i]
+    while todo:
+        k = todo.pop()
+        for r in kt.src[k][kt.src[k] >= 0]:
+            w = next((m for m in range(k - 1, lo - 1, -1) if r in kt.dst[m]), None)
+            if w is not None and w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
+
+
+def test_gather_moves_x_at_idx_i_to_y_i() -> None:
+    """``y[i] = x[idx[i]]`` with ``idx = gather_indices(seed, n, xsize)``: arrays laid out
+    1 GiB apart from 0x7f4000000000 in the order idx, x, y. Every element i < n (n =
+    2*64*2 - 10 = 246) is handled once: the idx load (PC 0xE0) reads idx + 4i, the gather
+    (0x130) x + 4*idx[i], the store (0x160) y + 4i; the gather's address register comes
+    from the idx load (through SHL/IADD), and the copies are x (4*xsize B), idx (4n B)."""
+    seed, n, xsize = 9, 246, 1000
+    app = generate("gather", seed, **SMALL["gather"])
+    kt = app.kernels[0]
+    pidx, px, py = (_emit.GLOBAL_BASE + k * GIB for k in range(3))
+    assert app.memcpys == [Memcpy(px, 4 * xsize), Memcpy(pidx, 4 * n)]
+    idx = np.random.default_rng(seed).integers(0, xsize, size=n, dtype=np.int64)
+    a_idx, a_x, a_y = (_lane_addrs(kt, pc) for pc in (0xE0, 0x130, 0x160))
+    assert a_idx.keys() == a_x.keys() == a_y.keys()
+    seen = []
+    for key, addrs in a_idx.items():
+        i = (np.array(addrs) - pidx) // 4
+        seen += i.tolist()
+        assert np.array_equal(a_x[key], px + 4 * idx[i])
+        assert np.array_equal(a_y[key], py + 4 * i)
+    assert sorted(seen) == list(range(n))
+    for pc in (0xE0, 0x130, 0x160):  # 4-byte int / float elements
+        assert np.all(kt.mem_width[_of_pc(kt, pc)] == 4)
+    first_gather = int(_of_pc(kt, 0x130)[0])
+    deps = _writers_before(kt, first_gather, int(kt.warp_ptr[kt.inst_warp[first_gather]]))
+    assert 0xE0 in {int(kt.pc[m]) for m in deps}
+
+
+def test_kmeans_tail_points_only() -> None:
+    """npoints = ctas*threads - tail = 2*64 - 3 = 125: feature f of point p is read at
+    f + 4*(p*nf + f) (features 1 GiB before the membership array m), and the assignment
+    is stored at m + 4p, for exactly the points p < 125 (the last 3 lanes exit)."""
+    kt = _kernels("kmeans")[0]
+    nf, npts = 4, 125
+    pf, pm = _emit.GLOBAL_BASE, _emit.GLOBAL_BASE + GIB
+    p = np.arange(npts)
+    for f in range(nf):
+        got = sorted(x for a in _lane_addrs(kt, 0xE0 + 0x10 * f).values() for x in a)
+        assert got == (pf + 4 * (p * nf + f)).tolist()
+    st_ = np.flatnonzero(kt.iclass == InstrClass.ST_GLOBAL)
+    got = np.sort(np.concatenate([kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]] for j in st_]))
+    assert got.tolist() == (pm + 4 * p).tolist()
+
+
+def test_transpose_padded_tile_size() -> None:
+    """The tile is 32 rows of 32 + pad words: 4*32*32 = 4096 B, padded 4*32*33 = 4224 B,
+    and the padded column reads tile[tx][ty + j] reach word 31*33 + 31 = 1054 < 1056."""
+    for pad, size in ((0, 4096), (1, 4224)):
+        kt = generate("transpose", W=32, H=32, pad=pad).kernels[0]
+        assert kt.shmem_bytes == size
+        lds = np.concatenate(
+            [kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]] for j in _of_pc(kt, 0x2A0)]
+        )
+        assert int(lds.max()) == 4 * (31 * (32 + pad) + 31)
+
+
+def test_spmv_addresses_follow_the_csr_arrays() -> None:
+    """rows = 2*128 - 5 = 251; arrays 1 GiB apart from 0x7f4000000000 in the order
+    row_ptr, col, val, x, y. Row r loads row_ptr[r], row_ptr[r+1] (PCs 0xB0, 0xC0), then
+    per non-zero j in [row_ptr[r], row_ptr[r+1]) col[j] and val[j] (same offset 4j in
+    their arrays), gathers x[col[j]] inside x (a column is a row index < rows; sorted in the row), and
+    stores y[r], the sum accumulated by the FFMA; the BRA back-edge (0x240) is taken
+    after every non-zero but the last; every row has 1 + Poisson >= 1 non-zeros. Inputs copied: row_ptr
+    (4*(rows+1) B), col and val (4*nnz B each), x (4*rows B)."""
+    rows = 251
+    app = generate("spmv_csr", 11, **SMALL["spmv_csr"])
+    kt = app.kernels[0]
+    p_rp, p_col, p_val, p_x, p_y = (_emit.GLOBAL_BASE + k * GIB for k in range(5))
+    rp0, rp1, col, val, xg, y = (
+        _lane_addrs(kt, pc) for pc in (0xB0, 0xC0, 0x160, 0x170, 0x1C0, 0x280)
+    )
+    assert len(rp0) == rows
+    bra = _lane_exec_counts(kt, _of_pc(kt, 0x240))
+    nnz = 0
+    for (w, lane), a in rp0.items():
+        r = w * WARP_SIZE + lane
+        assert a == [p_rp + 4 * r] and rp1[(w, lane)] == [p_rp + 4 * r + 4]
+        assert y[(w, lane)] == [p_y + 4 * r]
+        j = (np.array(col[(w, lane)]) - p_col) // 4
+        assert j.size >= 1 and np.array_equal(j, j[0] + np.arange(j.size))
+        assert bra[w, lane] == j.size - 1  # the loop goes on after all but the last
+        assert val[(w, lane)] == (p_val + 4 * j).tolist()
+        x = np.array(xg[(w, lane)])
+        assert np.all((x >= p_x) & (x < p_x + 4 * rows))
+        assert np.all(np.diff(x) >= 0)  # columns sorted within the row
+        nnz += j.size
+    assert app.memcpys == [
+        Memcpy(p_rp, 4 * (rows + 1)),
+        Memcpy(p_col, 4 * nnz),
+        Memcpy(p_val, 4 * nnz),
+        Memcpy(p_x, 4 * rows),
+    ]
+    # y[r] is the accumulated sum: the stored register was last written by the FFMA
+    for j in _of_pc(kt, 0x280)[:4]:
+        lo = int(kt.warp_ptr[kt.inst_warp[j]])
+        r = kt.src[j, 1]
+        last = next(m for m in range(j - 1, lo - 1, -1) if r in kt.dst[m])
+        assert kt.opcodes[kt.opcode[last]] == "FFMA"
+
+
+def test_spmv_band_zero_is_the_diagonal() -> None:
+    """band = 0 is allowed (>= 0); with band_frac = 1 every column is within 0 of the
+    diagonal, so row r gathers only x[r] (x is the 4th array, 3 GiB after row_ptr)."""
+    kt = generate("spmv_csr", 3, ctas=1, threads=64, band=0, band_frac=1.0).kernels[0]
+    p_x = _emit.GLOBAL_BASE + 3 * GIB
+    for (w, lane), a in _lane_addrs(kt, 0x1C0).items():
+        assert set(a) == {p_x + 4 * (w * WARP_SIZE + lane)}
+
+
+def test_bfs_level_follows_the_graph() -> None:
+    """nodes = 2*128 - 9 = 247 and the graph is ``random_graph(default_rng(seed), ...)``
+    with the defaults (mean degree 4, frontier 0.25, visited 0.5). Arrays are 1 GiB apart
+    from 0x7f4000000000 in the order nodes (8 B records), edges, frontier, updating,
+    visited, cost. Exactly the frontier nodes v clear frontier[v] (PC 0xB0) and load
+    their 8-byte record nodes + 8v; per neighbour j they load edges[start+j] and
+    visited[id]; only unvisited ids store cost[id] (0x270) and updating[id] (0x2A0);
+    the back-edge BRA (0x2D0) follows all but the last neighbour, and each frontier lane
+    leaves the loop at SYNC (0x2E0) once.
+    A frontier node is itself visited, so no node of the frontier is stored to."""
+    from mdm.traces.workloads.irregular import random_graph
+
+    seed, n = 4, 247
+    kt = _kernels("bfs", seed)[0]
+    p_node, p_edge, p_front, p_upd, p_vis, p_cost = (_emit.GLOBAL_BASE + k * GIB for k in range(6))
+    deg, start_of, edges, frontier, visited = random_graph(
+        np.random.default_rng(seed), n, 4.0, 0.25, 0.5
+    )
+    clear, rec, e_ld, v_ld, c_st, u_st = (
+        _lane_addrs(kt, pc) for pc in (0xB0, 0x150, 0x1E0, 0x210, 0x270, 0x2A0)
+    )
+    assert sorted(w * WARP_SIZE + ln for w, ln in clear) == np.flatnonzero(frontier).tolist()
+    recs = _of_pc(kt, 0x150)
+    assert np.all(kt.mem_width[recs] == 8)
+    bra, sync = (_lane_exec_counts(kt, _of_pc(kt, pc)).ravel()[:n] for pc in (0x2D0, 0x2E0))
+    assert np.array_equal(bra, np.where(frontier, deg - 1, 0))
+    assert np.array_equal(sync, frontier.astype(np.int64))
+    for pc in (0x90, 0xB0, 0x210, 0x2A0):  # the bool* flags are 1 byte
+        assert np.all(kt.mem_width[_of_pc(kt, pc)] == 1)
+    for (w, lane), a in clear.items():
+        v = w * WARP_SIZE + lane
+        assert a == [p_front + v] and rec[(w, lane)] == [p_node + 8 * v]
+        ids = edges[start_of[v] : start_of[v] + deg[v]]
+        assert e_ld[(w, lane)] == (p_edge + 4 * (start_of[v] + np.arange(deg[v]))).tolist()
+        assert v_ld[(w, lane)] == (p_vis + ids).tolist()
+        new = ids[~visited[ids]]
+        assert c_st.get((w, lane), []) == (p_cost + 4 * new).tolist()
+        assert u_st.get((w, lane), []) == (p_upd + new).tolist()
+    assert set(c_st) <= set(clear) and set(e_ld) == set(clear)
+    stored = {(x - p_cost) // 4 for a in c_st.values() for x in a}
+    assert stored and not stored & set(np.flatnonzero(frontier).tolist())
+
+
+def test_parse_builtin_keeps_a_blank_value() -> None:
+    """Values are kept as strings when not a number or true/false, so an empty value is
+    the string '' (which generate then rejects as not a number), not dropped."""
+    from mdm.traces.workloads import parse_builtin
+
+    assert parse_builtin("builtin:stride?gs=") == ("stride", 0, {"gs": ""})
+    with pytest.raises(MdmError, match="parameter gs must be a number, got ''"):
+        generate("stride", gs="")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("true", True), ("True", True), ("FALSE", False), ("7", 7), ("0x10", "0x10")]
+    + [("2.5", 2.5), ("yes", "yes")],
+)
+def test_parse_param_value_rules(text: str, value: object) -> None:
+    """Docstring: true/false in any case, then int (decimal only: '0x10' stays a
+    string), then float, else the string itself."""
+    from mdm.traces.workloads import parse_param_value
+
+    got = parse_param_value(text)
+    assert got == value and type(got) is type(value)
+
+
+def test_array_bases_round_the_spacing_up_to_whole_gib() -> None:
+    """Arrays start at 0x7f4000000000, 1 GiB apart, or the next GiB multiple holding the
+    largest array: one byte over 1 GiB makes the spacing 2 GiB."""
+    g = _emit.GLOBAL_BASE
+    assert _emit.array_bases([4, 8]) == [g, g + GIB]
+    assert _emit.array_bases([GIB, 4]) == [g, g + GIB]
+    assert _emit.array_bases([GIB + 1, 4]) == [g, g + 2 * GIB]
+
+
+def test_transpose_pad_is_zero_or_one() -> None:
+    """The docstring's tile rows are 32 (pad = 0) or 33 (pad = 1) words; pad = 2 is
+    out of range."""
+    with pytest.raises(MdmError, match=r"pad=2 must be in \[0, 1\]"):
+        generate("transpose", W=32, H=32, pad=2)
+
+
+def test_vecadd_copies_both_inputs() -> None:
+    """a, b, c are 1 GiB apart from 0x7f4000000000; the inputs a and b are copied, 4n B
+    each with n = 3*96*2 - 37 = 539 (the output c is not)."""
+    app = generate("vecadd", **SMALL["vecadd"])
+    g = _emit.GLOBAL_BASE
+    assert app.memcpys == [Memcpy(g, 4 * 539), Memcpy(g + GIB, 4 * 539)]
+
+
+def test_stride_default_is_the_divergent_gs32_listing() -> None:
+    """The reference stride32 folder's summary gives no GS, so the default is GS = 32
+    (the kernel named ..._GS32, and 32 lines per warp load)."""
+    kt = generate("stride", ctas=1, threads=32, n=1).kernels[0]
+    assert kt.name == "strided_square_kernel_GS32(float const*, int)"
+    (j,) = np.flatnonzero(kt.iclass == InstrClass.LD_GLOBAL)
+    assert _lines(kt.addrs[kt.addr_ptr[j] : kt.addr_ptr[j + 1]]) == 32
+
+
+def test_bfs_degree_one_all_frontier() -> None:
+    """mean_degree = 1: every degree is 1 + Poisson(0) = 1, so start_of[v] = v; with
+    frontier_frac = 1 every node is in the frontier (hence visited): each node loads one
+    edge, edges + 4v (PC 0x1E0), never takes the back-edge BRA (0x2D0), leaves at SYNC
+    (0x2E0) once, and stores nothing (every neighbour is visited)."""
+    kt = generate("bfs", 1, ctas=1, threads=64, mean_degree=1.0, frontier_frac=1.0).kernels[0]
+    p_edge = _emit.GLOBAL_BASE + GIB
+    e_ld = _lane_addrs(kt, 0x1E0)
+    assert e_ld == {
+        (w, ln): [p_edge + 4 * (w * WARP_SIZE + ln)] for w in (0, 1) for ln in range(32)
+    }
+    assert _of_pc(kt, 0x2D0).size == 0 and _of_pc(kt, 0x270).size == 0
+    assert np.all(_lane_exec_counts(kt, _of_pc(kt, 0x2E0)) == 1)
+
+
+def test_gather_lanes_without_work_exit_at_the_final_exit() -> None:
+    """iters = 1, tail = 10: n = 118 of 128 threads, so lanes 118..127 fail ``ix < n``
+    and run the kernel's final EXIT (PC 0x1A0, after the BRA at 0x190) right after the
+    ISETP; every EXIT of the kernel is at 0x1A0 and each thread runs one."""
+    kt = generate("gather", ctas=1, threads=128, iters=1, tail=10).kernels[0]
+    ex = np.flatnonzero(np.array([o == "EXIT" for o in kt.opcodes])[kt.opcode])
+    assert set(kt.pc[ex].tolist()) == {0x1A0}
+    assert np.all(_lane_exec_counts(kt, ex) == 1)
+    (k,) = ex[kt.mask[ex] == np.uint32(0x3FF << 22)]
+    assert kt.inst_warp[k] == 3 and kt.pc[k - 1] == 0x60
+
+
+def test_transpose_every_warp_syncs_between_tile_write_and_read() -> None:
+    """__syncthreads() between the 4 STS into the tile and the 4 LDS out of it: each of
+    the 8 warps of a block runs one full-mask BAR.SYNC, after its 4th STS and before
+    its 1st LDS."""
+    kt = generate("transpose", W=32, H=32).kernels[0]
+    bar = np.flatnonzero(kt.iclass == InstrClass.BARRIER)
+    assert kt.inst_warp[bar].tolist() == list(range(8))
+    assert np.all(kt.mask[bar] == 0xFFFFFFFF)
+    for w, b in enumerate(bar):
+        cls = kt.iclass[kt.warp_ptr[w] : kt.warp_ptr[w + 1]]
+        k = b - kt.warp_ptr[w]
+        assert np.sum(cls[:k] == C_STS) == 4 and np.sum(cls[:k] == C_LDS) == 0
+        assert np.sum(cls[k:] == C_LDS) == 4

@@ -137,7 +137,7 @@ BUILTIN = "builtin:"
 
 
 def parse_param_value(text: str) -> Any:
-    """A workload parameter from text: true/false, int, float, else the string."""
+    """A workload parameter from text: true/false (any case), int, float, else the string."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"

@@ -67,7 +67,9 @@ def stride(
 ) -> AppTrace:
     """Paper 001 Listing 1: ``output[tid][i] = input[GS*ix + i]^2`` for ``i < n``.
 
-    GS = 1: a warp's load touches one 128 B line (non-divergent); GS = 32: 32 lines.
+    GS = 1: a warp's load reads 32 consecutive words (non-divergent): one 128 B line at
+    ``i = 0``, two for ``i > 0``, which shifts them off the line boundary; GS = 32: 32
+    lines.
     ``output`` is the ``__shared__ float[blockDim.x][n]`` array (STS at ``4*(tid*n+i)``).
     No bounds check (as in the listing); ``seed`` is unused (no randomness).
     """
