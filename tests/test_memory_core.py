@@ -205,46 +205,35 @@ def test_a_store_to_a_line_in_flight_never_blocks_the_l2_bank() -> None:
     assert state.bank_free[bank] == pytest.approx(16.0)
 
 
-def test_a_partial_store_to_a_partial_l2_sector_is_a_write_hit() -> None:
+@pytest.mark.parametrize(
+    ("second", "misses", "read_misses"),
+    [
+        pytest.param(range(0, 4), 5, 4, id="same-16B"),
+        pytest.param(range(0, 8), 4, 3, id="whole-sector"),
+        pytest.param(range(4, 8), 5, 4, id="other-16B"),
+    ],
+)
+def test_stores_to_a_partial_l2_sector(second: range, misses: int, read_misses: int) -> None:
     """Sectored L2 (lazy fetch-on-read): a store of the first 16 B of line 3 is a write
-    miss that allocates sector 0 without a fetch (partial); a second store of the same
-    bytes hits (a write needs no readable data). Then a load of line 3 (the line L1
-    fetches all 4 sectors): sector 0 is partial, so it misses and is fetched, and the
-    3 others miss too. L2: 6 accesses, 5 misses; DRAM reads 4 x 32 B, no write."""
+    miss that allocates sector 0 without a fetch (partial). A second store of sector 0
+    hits (a write needs no readable data); then a load of line 3 (the line L1 fetches all
+    4 sectors: 4 L2 reads). L2: 6 accesses; DRAM reads 32 B per read miss, no write.
+
+    * the same 16 B again: sector 0 stays partial, so the load misses it and the 3
+      others: 1 + 4 = 5 misses, 4 read misses;
+    * all 32 B of sector 0: every byte written makes it readable (GPGPU-Sim ``wr_hit_wb``
+      sets the byte mask and ``update_m_readable``), so the load hits it: 1 + 3 = 4
+      misses, 3 read misses;
+    * the other 16 B: together the two stores write the sector, but each covers half and
+      no byte masks are kept (the documented limit), so it stays partial: 5 misses.
+    """
     g = gpu().with_updates({"l2.sectored": True})
-    part = (ST, [384 + 4 * i for i in range(4)], 4)
-    s = simulate_kernel(_dependent([part, part, _line(3)]), g, blocks_per_sm=1)
-    assert (s.l2_accesses, s.l2_misses) == (6, 5)
-    assert (s.l2_read_accesses, s.l2_read_misses) == (4, 4)
-    assert (s.dram_read_bytes, s.dram_write_bytes) == (128, 0)
-
-
-def test_a_full_store_makes_a_partial_l2_sector_readable() -> None:
-    """Sectored L2 (lazy fetch-on-read): a store of the first 16 B of line 3 allocates
-    sector 0 partial (a write miss, no fetch); a store of all 32 B of sector 0 then hits
-    and writes every byte of it, so the sector is readable (GPGPU-Sim ``wr_hit_wb``
-    sets the byte mask and ``update_m_readable``). The load of line 3 (all 4 sectors)
-    hits sector 0 and misses the 3 others: L2 6 accesses, 1 + 3 = 4 misses, DRAM
-    reads 3 x 32 B."""
-    g = gpu().with_updates({"l2.sectored": True})
-    part = (ST, [384 + 4 * i for i in range(4)], 4)
-    whole = (ST, [384 + 4 * i for i in range(8)], 4)
-    s = simulate_kernel(_dependent([part, whole, _line(3)]), g, blocks_per_sm=1)
-    assert (s.l2_accesses, s.l2_misses) == (6, 4)
-    assert s.dram_read_bytes == 96
-
-
-def test_two_half_stores_leave_a_partial_l2_sector_partial() -> None:
-    """The documented limit of the sectored L2 (no byte masks): stores of bytes 0-15 and
-    then 16-31 of line 3 together write all of sector 0, but each covers only half, so
-    the sector stays partial (first a write miss, then a write hit) and the load of line
-    3 misses all 4 sectors. L2: 6 accesses, 1 + 4 = 5 misses; DRAM reads 4 x 32 B."""
-    g = gpu().with_updates({"l2.sectored": True})
-    lo = (ST, [384 + 4 * i for i in range(4)], 4)
-    hi = (ST, [400 + 4 * i for i in range(4)], 4)
-    s = simulate_kernel(_dependent([lo, hi, _line(3)]), g, blocks_per_sm=1)
-    assert (s.l2_accesses, s.l2_misses) == (6, 5)
-    assert s.dram_read_bytes == 128
+    first = (ST, [384 + 4 * i for i in range(4)], 4)
+    other = (ST, [384 + 4 * i for i in second], 4)
+    s = simulate_kernel(_dependent([first, other, _line(3)]), g, blocks_per_sm=1)
+    assert (s.l2_accesses, s.l2_misses) == (6, misses)
+    assert (s.l2_read_accesses, s.l2_read_misses) == (4, read_misses)
+    assert (s.dram_read_bytes, s.dram_write_bytes) == (32 * read_misses, 0)
 
 
 def test_a_way_whose_fill_is_due_now_is_free_for_a_victim() -> None:
